@@ -59,6 +59,7 @@ from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
 from funcgrad.primitives import sharding as shp
 from funcgrad.primitives import structure as st
+from funcgrad.tree_util import _prefix_errors, _structure_error
 
 __all__ = ["pmap", "shard_map", "smap", "vma_adjustment"]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
@@ -152,7 +153,8 @@ def _resolve_mesh(mesh, axis_names, where):
             f"{where}: axis_names={set(axis_names)} must be a subset of the mesh's axes {m.axis_names} "
             f"(unknown: {unknown})"
         )
-    outer = {n for n, _ in batching.axis_env()} & names
+    # (an axis of an enclosing vmap of the same name is shadowed, as JAX's vmap of pmap)
+    outer = {n for n, _ in batching.axis_env()} & names if _bodies.depth else set()
     if outer:
         raise ValueError(
             f"{where}: the mesh axes {sorted(map(str, outer))} are already manual here (an enclosing "
@@ -515,6 +517,33 @@ def staged_manual_aval(x, aval):
 _sharding_types.manual_aval_hooks.append(staged_manual_aval)
 
 
+def _is_axis_leaf(a) -> bool:
+    return a is None
+
+
+def _in_axes_error(axes_spec, args: tuple, kwargs: dict) -> ValueError:
+    """JAX's error for ``in_axes`` that is not a pytree prefix of the positional arguments: the key
+    path of the first mismatch (``pmap in_axes[0][0]``) and its explanation."""
+    maker = next(_prefix_errors((axes_spec, 0), (args, kwargs), (), _is_axis_leaf), None)
+    msg = maker("pmap in_axes").args[0] if maker is not None else "pmap in_axes is not a pytree prefix"
+    msg += (
+        "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the pmapped "
+        "function, and the value of `in_axes` must be a tree prefix of that tuple. But it was not a prefix."
+    )
+    if kwargs:
+        msg += (
+            "\n\nWhen some arguments are passed by keyword to the pmapped function, they are not included "
+            "in the comparison to `in_axes`. Instead, each argument passed by keyword is mapped over its "
+            "leading axis. See the description of `in_axes` in the `pmap` docstring: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.pmap.html#jax.pmap"
+        )
+    msg += (
+        "\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree prefix of the tuple of "
+        "arguments passed positionally to the pmapped function."
+    )
+    return ValueError(msg)
+
+
 def pmap(
     fun: Callable,
     axis_name=None,
@@ -552,6 +581,8 @@ def pmap(
                 f"pmap {what} must be an int, None, or (nested) container with those types as leaves, "
                 f"but got {axes}."
             )
+    if devices is not None and not devices:  # (JAX's check and words)
+        raise ValueError("'devices' argument to pmap must be non-empty, or None.")
     if axis_name is None:
         axis_name = f"_pmap{next(_anonymous)}"
     if backend is not None and devices is None:
@@ -575,9 +606,7 @@ def pmap(
         try:
             leaf_axes = tu.broadcast_prefix((axes_spec, 0), (tuple(dyn), kwargs))
         except ValueError:
-            raise ValueError(
-                f"{where}: in_axes {in_axes!r} is not a pytree prefix of the arguments"
-            ) from None
+            raise _in_axes_error(axes_spec, tuple(dyn), kwargs) from None
         flat, tree = tu.tree_flatten((tuple(dyn), kwargs))
         flat = [asarray(x) for x in flat]
         sizes = set()
@@ -636,9 +665,10 @@ def pmap(
             leaf_out_axes = tu.broadcast_prefix(
                 out_axes, tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
             )
-        except ValueError:
-            raise ValueError(
-                f"{where}: out_axes {out_axes!r} is not a pytree prefix of the outputs"
+        except ValueError as e:
+            outputs = tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+            raise _structure_error(
+                "broadcast_prefix prefix_tree", out_axes, _is_axis_leaf, outputs, e
             ) from None
         result = []
         for o, ax in zip(outs, leaf_out_axes):

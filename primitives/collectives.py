@@ -66,7 +66,7 @@ def _names(axis_name) -> tuple:
     return axis_name if isinstance(axis_name, tuple) else (axis_name,)
 
 
-def _size(axis_name, what, groups=None) -> int:
+def _size(axis_name, what, groups=None, even=True) -> int:
     n = batching.axis_size(tuple(axis_name), what)
     if groups is None:
         return n
@@ -78,7 +78,7 @@ def _size(axis_name, what, groups=None) -> int:
             f"{what}: axis_index_groups {list(map(list, groups))} must cover the indices of the axis "
             f"{axis_name} (size {n}) exactly once"
         )
-    if len({len(g) for g in groups}) != 1:
+    if even and len({len(g) for g in groups}) != 1:  # (reductions take groups of several sizes, as JAX's)
         raise ValueError(
             f"{what}: all axis_index_groups must have the same size, got {list(map(list, groups))}"
         )
@@ -121,7 +121,7 @@ def _single(axis_name, name, what):
 
 def _same_aval(what):
     def abstract_eval(x, *, axis_name, axis_index_groups=None):
-        _size(axis_name, what, axis_index_groups)
+        _size(axis_name, what, axis_index_groups, even=False)
         return x
 
     return abstract_eval

@@ -96,7 +96,7 @@ def axis_size(name, what: str = "a collective") -> int:
     >>> axis_size("j", "psum")
     Traceback (most recent call last):
     ...
-    NameError: psum: unbound axis name 'j'. No named axis is in scope. ...
+    NameError: unbound axis name: j. psum: No named axis is in scope. ...
     """
     if isinstance(name, tuple):
         size = 1
@@ -112,8 +112,10 @@ def axis_size(name, what: str = "a collective") -> int:
 def unbound_axis_error(name, what: str) -> NameError:
     names = [n for n, _ in _axes.frames]
     scope = f"The names in scope are {names}." if names else "No named axis is in scope."
+    # (JAX's words first: inside a transformation it names the collective)
+    first = f"Found an unbound axis name: {name}. To fix this, please call {what} under `jax.shard_map`."
     return NameError(
-        f"{what}: unbound axis name {name!r}. {scope} An axis name is bound by "
+        f"{first if names else f'unbound axis name: {name}.'} {what}: {scope} An axis name is bound by "
         "vmap(f, axis_name=...), shard_map(f, mesh=...) (the mesh's axis names) or "
         "pmap(f, axis_name=...), and a collective must run inside the function it transforms."
     )

@@ -119,6 +119,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """
     names = _names(axis_name, "pmean")
     g = _groups(axis_index_groups, "pmean")
+    # (groups of several sizes: JAX divides by the first group's size, psum(1)'s)
     n = len(g["axis_index_groups"][0]) if g else batching.axis_size(names, "pmean")
 
     def mean(v):
@@ -254,8 +255,8 @@ def pshuffle(x, axis_name, perm):
     [3.0, 1.0, 2.0]
     """
     perm = [int(p) for p in perm]
-    if sorted(perm) != list(range(len(perm))):
-        raise ValueError(f"pshuffle: perm must be a permutation of range(axis size), got {perm}")
+    if sorted(perm) != list(range(len(perm))):  # (JAX's words)
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
     return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
 
 

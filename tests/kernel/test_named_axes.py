@@ -20,13 +20,17 @@ def vmap_i(f, **kw):
 
 
 def test_unbound_axis_names_are_name_errors_naming_the_names_in_scope():
-    with pytest.raises(NameError, match=r"unbound axis name 'j'\. The names in scope are \['i'\]"):
+    with pytest.raises(
+        NameError,
+        match=r"unbound axis name: j\. To fix this, please call psum under `jax\.shard_map`\. "
+        r"psum: The names in scope are \['i'\]",
+    ):
         vmap_i(lambda x: lax.psum(x, "j"))(np.ones(3))
-    with pytest.raises(NameError, match="unbound axis name 'i'. No named axis is in scope"):
+    with pytest.raises(NameError, match="unbound axis name: i. psum: No named axis is in scope"):
         lax.psum(1.0, "i")
-    with pytest.raises(NameError, match="axis_index: unbound axis name 'k'"):
+    with pytest.raises(NameError, match="unbound axis name: k. To fix this, please call axis_index"):
         funcgrad.jit(vmap_i(lambda x: x * lax.axis_index("k")))(np.ones(3))
-    with pytest.raises(NameError, match="unbound axis name 'q'"):
+    with pytest.raises(NameError, match="unbound axis name: q"):
         lax.axis_size("q")
 
 

@@ -41,7 +41,9 @@ def _groups(spmd, axis_name, what, axis_index_groups=None) -> np.ndarray:
         raise LoweringError(str(e)) from None
     if axis_index_groups is None:
         return g
-    return np.array([row[list(grp)] for row in g for grp in axis_index_groups], np.int64)
+    rows = [row[list(grp)] for row in g for grp in axis_index_groups]
+    width = max(map(len, rows))  # (groups of several sizes: rows padded with -1, as XLA reads them)
+    return np.array([np.pad(r, (0, width - len(r)), constant_values=-1) for r in rows], np.int64)
 
 
 def _attrs(spmd, axis_name, what, global_ids=True, axis_index_groups=None) -> str:

@@ -35,7 +35,34 @@ CASES = {
     )(2.0),
     "static": lambda L: L.pmap(lambda a, n: a * n, static_broadcasted_argnums=1)(np.arange(4.0), 3),
     "axis_index": lambda L: L.pmap(lambda v: v + L.lax.axis_index("i"), axis_name="i")(np.zeros(4)),
+    "vmap_pmap_same_name": lambda L: L.vmap(  # (psum's 'i' is the vmap's, in jax too)
+        L.pmap(lambda v: v - L.lax.psum(v, "i"), axis_name="i"), axis_name="i"
+    )(X[:, :3]),
+    "psum_uneven_groups": lambda L: L.pmap(
+        lambda v: v - L.lax.psum(v, "i", axis_index_groups=[[0, 1], [2, 3, 4, 5, 6, 7]]), "i"
+    )(np.arange(8.0)),
+    "pmean_uneven_groups": lambda L: L.pmap(  # (divided by the first group's size, in jax too)
+        lambda v: L.lax.pmean(v, "i", axis_index_groups=[[0, 1, 2], [3, 4, 5, 6, 7]]), "i"
+    )(np.arange(8.0)),
 }
+
+Y = np.array([3.14])
+ERRORS = {  # each raises: the exception's type and message as jax's
+    "in_axes_prefix": lambda L: L.pmap(lambda x, y: x, in_axes=((0, 0, 0), 0))((Y, Y), Y),
+    "in_axes_prefix_kwargs": lambda L: L.pmap(lambda x, y: x, in_axes=((0, 0), 0))(x=(Y, Y), y=Y),
+    "out_axes_prefix": lambda L: L.pmap(lambda x, y: ((x, x), x), out_axes=((0, 0, 0), 0))(Y, Y),
+    "no_devices": lambda L: L.pmap(lambda x: x, devices=[]),
+    "unbound_name": lambda L: L.pmap(lambda x: L.lax.psum(x, "batch"))(Y),
+    "pshuffle_perm": lambda L: L.pmap(lambda x: L.lax.pshuffle(x, "i", [1, 1, 0]), "i")(np.ones(3)),
+}
+
+
+def raised(f, L):
+    try:
+        f(L)
+    except Exception as e:  # noqa: BLE001 - the oracle's record of what was raised
+        return [type(e).__name__, str(e).splitlines()[:3]]
+    return None
 """
 _ns = {"np": np}
 exec(CASES_SRC, _ns)  # noqa: S102 - the cases above, shared with the oracle's script
@@ -43,7 +70,9 @@ CASES = _ns["CASES"]
 ORACLE = (
     "import json, numpy as np, jax\n"
     + CASES_SRC
-    + "print(json.dumps({k: np.asarray(f(jax)).tolist() for k, f in CASES.items()}))\n"
+    + "out = {k: np.asarray(f(jax)).tolist() for k, f in CASES.items()}\n"
+    + "out.update({'error ' + k: raised(f, jax) for k, f in ERRORS.items()})\n"
+    + "print(json.dumps(out))\n"
 )
 
 
@@ -55,6 +84,14 @@ def jax_out():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_pmap_equals_jax(jax_out, name):
     np.testing.assert_allclose(CASES[name](funcgrad), jax_out[name])
+
+
+@pytest.mark.parametrize("name", sorted(_ns["ERRORS"]))
+def test_pmap_errors_as_jax(jax_out, name):
+    got = _ns["raised"](_ns["ERRORS"][name], funcgrad)
+    kind, lines = jax_out[f"error {name}"]
+    assert got is not None and got[0] == kind, got
+    assert lines[0] in got[1][0], (got, lines)  # (JAX's words first)
 
 
 def test_pmap_inside_a_shard_map_or_pmap_body_is_refused():
