@@ -277,10 +277,6 @@ def _hashable(v):
     return v
 
 
-def _plain(v):
-    return v.value if isinstance(v, _xffi.HashableAttribute) else v
-
-
 def ffi_call(
     target_name: str,
     result_shape_dtypes,
@@ -401,7 +397,7 @@ def build_ffi_lowering_function(
             ctx,
             call_target_name,
             operands,
-            {k: _plain(v) for k, v in params.items()},
+            {k: _xffi.plain(v) for k, v in params.items()},
             operand_layouts=None if skip_ffi_layout_processing else operand_layouts,
             result_layouts=None if skip_ffi_layout_processing else result_layouts,
             backend_config=backend_config,

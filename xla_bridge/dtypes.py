@@ -34,6 +34,8 @@ __all__ = [
     "SUB_BYTE_WIDE",
     "SUPPORTED_DTYPES",
     "Aval",
+    "attribute_key",
+    "attribute_text",
     "aval",
     "dense_attr",
     "dense_constant",
@@ -41,6 +43,7 @@ __all__ = [
     "main_signature",
     "mlir_element_type",
     "mlir_tensor_type",
+    "string_literal",
     "widening_module",
 ]
 # Re-exported by the xla_bridge package (NOTE: [derived namespaces] in funcgrad/__init__.py).
@@ -247,6 +250,91 @@ def dense_constant(value, dtype=None, name: str = "%c") -> str:
         '%two = stablehlo.constant dense<2.0> : tensor<f64>'
     """
     return f"{name} = stablehlo.constant {dense_attr(value, dtype)}"
+
+
+# --------------------------------------------------------------------------------------------
+# Attributes: a Python value as MLIR attribute text
+# --------------------------------------------------------------------------------------------
+
+# NOTE: [attributes as text]
+# Every place that writes a Python value into an MLIR attribute -- a composite's attributes, an
+# FFI call's keyword arguments, ``mhlo.frontend_attributes``, and the MLIR bindings'
+# ``ir_attribute`` (which parses this text) -- renders it here, as JAX's ``mlir.ir_attribute``
+# converts one: ``str``/``bytes`` -> a string, ``bool`` -> ``true``/``false``, ``int`` -> ``i64``,
+# ``float`` -> ``f64``, NumPy scalars in their dtype (a complex scalar is JAX's TypeError), arrays
+# dense, dtypes as types, lists/tuples -> arrays, dicts -> dictionaries (MLIR keeps those sorted).
+# Strings are written as MLIR prints them (``\XX`` for a quote, a backslash and every byte that is
+# not printable ASCII), so a name with a newline or a quote parses back to itself.
+
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+def string_literal(s: str | bytes) -> str:
+    """An MLIR string literal, as MLIR prints one (NOTE: [attributes as text]).
+
+    >>> print(string_literal('a"b\\nc'))
+    "a\\22b\\0Ac"
+    """
+    out = []
+    for b in s if isinstance(s, bytes) else s.encode("utf-8"):
+        c = chr(b)
+        out.append(c if 32 <= b < 127 and c not in '"\\' else f"\\{b:02X}")
+    return '"' + "".join(out) + '"'
+
+
+def attribute_key(k) -> str:
+    """A dictionary attribute's key: bare when it is an identifier, else a string literal.
+
+    >>> attribute_key("eps"), attribute_key("a b")
+    ('eps', '"a b"')
+    """
+    if not isinstance(k, str):
+        raise TypeError(f"MLIR attribute names must be str, got {k!r}")
+    return k if _BARE_KEY.fullmatch(k) else string_literal(k)
+
+
+def attribute_text(value, other=None) -> str:
+    """The MLIR attribute text of a Python value (NOTE: [attributes as text]); ``other(v)``, when
+    given, renders a value of a type not listed there (the MLIR bindings' own attributes), or
+    returns None to refuse it with JAX's TypeError.
+
+    >>> attribute_text(np.float32(0.5)), attribute_text(3), attribute_text(True), attribute_text("a")
+    ('0.5 : f32', '3 : i64', 'true', '"a"')
+    >>> attribute_text({"n": [1, np.int32(2)], "t": np.dtype(np.float32)})
+    '{n = [1 : i64, 2 : i32], t = f32}'
+    >>> attribute_text(np.arange(3, dtype=np.int32))
+    'dense<[0, 1, 2]> : tensor<3xi32>'
+    """
+    if isinstance(value, str | bytes):
+        return string_literal(value)
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{int(np.int64(value))} : i64"
+    if isinstance(value, float):
+        value = np.float64(value)
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return mlir_element_type(value)
+    if isinstance(value, complex) or (isinstance(value, np.generic) and value.dtype.kind == "c"):
+        # JAX's words; it converts a Python scalar with np.array first, so its error names ndarray
+        kind = np.ndarray if isinstance(value, complex) else type(value)
+        raise TypeError(f"Unsupported scalar attribute type: {kind}")
+    if isinstance(value, np.generic):
+        return f"{_scalar_literal(value)} : {mlir_element_type(value.dtype)}"
+    if isinstance(value, np.ndarray):
+        return dense_attr(value)
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ", ".join(f"{attribute_key(k)} = {attribute_text(v, other)}" for k, v in sorted(value.items()))
+            + "}"
+        )
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(attribute_text(v, other) for v in value) + "]"
+    text = None if other is None else other(value)
+    if text is None:
+        raise TypeError(f"No attribute handler defined for type: {type(value)}")  # (JAX's words)
+    return text
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from funcgrad.xla_bridge.dtypes import SUB_BYTE_WIDE, dense_attr, mlir_element_type
+from funcgrad.xla_bridge.dtypes import (
+    SUB_BYTE_WIDE,
+    attribute_key,
+    dense_attr,
+    mlir_element_type,
+    string_literal,
+)
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
@@ -404,24 +410,17 @@ class FunctionBuilder:
 # other metadata is traced again, as in JAX. (HLO instruction names are JAX's, ``sin.1``: NOTE:
 # [operation locations].)
 
-_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _FRONTEND = "mhlo.frontend_attributes = {"
 
 
 def _attr_string(v) -> str:
-    text = str(v).lower() if isinstance(v, bool) else str(v)
-    return f'"{escaped(text)}"'
-
-
-def _attr_key(k) -> str:
-    k = str(k)
-    return k if _BARE_KEY.fullmatch(k) else _attr_string(k)
+    return string_literal(str(v).lower() if isinstance(v, bool) else str(v))
 
 
 def _with_frontend_attributes(line: str, metadata, start: int) -> str:
     """``line`` (one operation, or the last line of one with regions; its text after ``start``
     holds the attribute dictionary and types) with ``metadata`` among its frontend attributes."""
-    pairs = {_attr_key(k): _attr_string(v) for k, v in metadata}
+    pairs = {attribute_key(str(k)): _attr_string(v) for k, v in metadata}
     # Scan the top level for the `` : `` before the types and the last ``{...}`` before it.
     depth, quoted, i, colon, last_dict = 0, False, start, -1, None
     while i < len(line):

@@ -16,7 +16,8 @@ headers (``include_dir``), and ``lower_ffi_call``, the text lowering rule of the
 # api_version 1; XLA reads both forms the same way, and funcgrad's host callbacks already use
 # this one). Python values become attributes as JAX converts them: ``int`` -> ``i64``, ``float``
 # -> ``f64``, ``bool`` -> ``i1``, NumPy scalars keep their dtype, NumPy arrays become dense
-# elements, ``str`` a string, dicts dictionaries. Layouts are minor-to-major ``dense<...> :
+# elements, ``str`` a string, dicts dictionaries (``dtypes.attribute_text``, NOTE: [attributes as
+# text]). Layouts are minor-to-major ``dense<...> :
 # tensor<Nxindex>``; ``input_output_aliases`` become ``output_operand_aliases``. A legacy
 # target (api_version < 4) gets its opaque ``backend_config`` string instead.
 """
@@ -24,22 +25,21 @@ headers (``include_dir``), and ``lower_ffi_call``, the text lowering rule of the
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 
 import jaxlib
 import numpy as np
-from funcgrad.xla_bridge.dtypes import dense_attr
+from funcgrad.xla_bridge.dtypes import attribute_text, string_literal
 from funcgrad.xla_bridge.emitter import LoweringError, aval_type
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
 __all__ = [
     "HashableAttribute",
-    "attribute_text",
     "include_dir",
     "is_registered",
     "lower_ffi_call",
+    "plain",
     "register_batch_partitionable",
     "register_target",
     "register_type",
@@ -100,7 +100,7 @@ def is_registered(name: str, platform: str) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------
-# Attributes as text
+# Attributes, hashable by value (the call's parameters key the caches)
 
 
 class HashableAttribute:
@@ -129,54 +129,9 @@ class HashableAttribute:
         return repr(self.value)
 
 
-def _string(s: str) -> str:
-    out = []
-    for b in s.encode("utf-8"):
-        c = chr(b)
-        out.append(c if 32 <= b < 127 and c not in '"\\' else f"\\{b:02X}")
-    return '"' + "".join(out) + '"'
-
-
-def attribute_text(value) -> str:
-    """The MLIR attribute text of a keyword argument of an FFI call (NOTE: [FFI custom call form]).
-
-    >>> attribute_text(np.float32(0.5)), attribute_text(3), attribute_text(True), attribute_text("a")
-    ('0.5 : f32', '3 : i64', 'true', '"a"')
-    >>> attribute_text(np.arange(3, dtype=np.int32))
-    'dense<[0, 1, 2]> : tensor<3xi32>'
-    """
-    if isinstance(value, HashableAttribute):
-        value = value.value
-    if isinstance(value, bool | np.bool_):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, int):
-        return f"{int(value)} : i64"
-    if isinstance(value, float):
-        value = np.float64(value)
-    if isinstance(value, np.generic):
-        m = re.fullmatch(r"dense<(.*)> : tensor<(.*)>", dense_attr(np.asarray(value)))
-        literal, type_ = m.group(1), m.group(2)
-        if value.dtype.kind == "f" and re.fullmatch(r"-?[0-9]+", literal):
-            literal += ".0"
-        return f"{literal} : {type_}"
-    if isinstance(value, np.ndarray):
-        return dense_attr(value)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_key(k)} = {attribute_text(v)}" for k, v in sorted(value.items())) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(attribute_text(v) for v in value) + "]"
-    raise TypeError(
-        f"an FFI attribute cannot be a {type(value).__name__} ({value!r}): pass a bool, int, float, str, "
-        "NumPy scalar or array, or a dict of these"
-    )
-
-
-def _key(k) -> str:
-    if not isinstance(k, str):
-        raise TypeError(f"FFI attribute names must be str, got {k!r}")
-    return k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", k) else _string(k)
+def plain(value):
+    """An attribute's own value (a ``HashableAttribute``'s array or dict), for ``attribute_text``."""
+    return value.value if isinstance(value, HashableAttribute) else value
 
 
 def _layout(minor_to_major: Sequence[int]) -> str:
@@ -215,11 +170,11 @@ def lower_ffi_call(
     out_types = [aval_type(a) for a in ctx.avals_out]
     attrs = []
     if custom_call_api_version >= 4:
-        config = ", ".join(f"{_key(k)} = {attribute_text(v)}" for k, v in attributes)
-        attrs.append(f"api_version = {int(custom_call_api_version)} : i32, backend_config = {{{config}}}")
+        config = attribute_text({k: plain(v) for k, v in attributes})
+        attrs.append(f"api_version = {int(custom_call_api_version)} : i32, backend_config = {config}")
     else:
         attrs.append(f"api_version = {int(custom_call_api_version)} : i32")
-        attrs.append(f"backend_config = {_string(legacy_backend_config or '')}")
+        attrs.append(f"backend_config = {string_literal(legacy_backend_config or '')}")
     attrs.append(f"has_side_effect = {'true' if has_side_effect else 'false'}")
     attrs.append("operand_layouts = [" + ", ".join(_layout(lay) for lay in input_layouts) + "]")
     attrs.append("result_layouts = [" + ", ".join(_layout(lay) for lay in output_layouts) + "]")

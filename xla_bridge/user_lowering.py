@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from funcgrad.xla_bridge import ffi as _xffi
-from funcgrad.xla_bridge.dtypes import dense_attr
+from funcgrad.xla_bridge.dtypes import attribute_text, dense_attr
 from funcgrad.xla_bridge.emitter import (
     LoweringError,
     aval_type,
@@ -145,40 +145,19 @@ def ir_constant(val) -> ir.Value:
 def ir_attribute(val) -> ir.Attribute:
     """An MLIR attribute of a Python value, as JAX converts one: ``str`` -> string, ``bool`` ->
     ``i1``, ``int`` -> ``i64``, ``float`` -> ``f64``, NumPy scalars and arrays with their dtype,
-    lists and tuples -> arrays, dicts -> dictionaries, an ``ir.Attribute`` as it is.
+    lists and tuples -> arrays, dicts -> dictionaries, an ``ir.Attribute`` as it is (the text of
+    ``dtypes.attribute_text``, parsed: NOTE: [attributes as text]).
 
     >>> with make_ir_context(), ir.Location.unknown():
     ...     print(ir_attribute(3), ir_attribute(np.float32(0.5)), ir_attribute("x"))
     3 : i64 5.000000e-01 : f32 "x"
     """
-    if isinstance(val, ir.Attribute):
-        return val
-    if isinstance(val, str):
-        return ir.StringAttr.get(val)
-    if isinstance(val, bool | np.bool_):
-        return ir.BoolAttr.get(bool(val))
-    if isinstance(val, int):
-        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), val)
-    if isinstance(val, float):
-        return ir.FloatAttr.get(ir.F64Type.get(), val)
-    if isinstance(val, np.generic):
-        if val.dtype.kind in "iu":
-            return ir.IntegerAttr.get(dtype_to_ir_type(val.dtype), int(val))
-        if val.dtype.kind == "f":
-            return ir.FloatAttr.get(dtype_to_ir_type(val.dtype), float(val))
-        return ir.Attribute.parse(dense_attr(np.asarray(val)))
-    if isinstance(val, np.ndarray):
-        return ir.Attribute.parse(dense_attr(val))
-    if isinstance(val, np.dtype):
-        return ir.TypeAttr.get(dtype_to_ir_type(val))
-    if isinstance(val, list | tuple):
-        return ir.ArrayAttr.get([ir_attribute(v) for v in val])
-    if isinstance(val, dict):
-        return ir.DictAttr.get({str(k): ir_attribute(v) for k, v in val.items()})
-    raise TypeError(
-        f"cannot turn a {type(val).__name__} into an MLIR attribute: pass a str, bool, int, float, "
-        "NumPy scalar or array, dtype, list/tuple or dict of these, or an ir.Attribute"
-    )
+    return val if isinstance(val, ir.Attribute) else ir.Attribute.parse(attribute_text(val, _binding_text))
+
+
+def _binding_text(val) -> str | None:
+    """The text of a value the MLIR bindings made (an attribute, or a type as a type attribute)."""
+    return str(val) if isinstance(val, ir.Attribute | ir.Type) else None
 
 
 def module_to_string(module, enable_debug_info=None) -> str:
@@ -786,11 +765,7 @@ def ffi_custom_call(
     if api_version >= 4:
         if backend_config is not None and not isinstance(backend_config, dict):
             raise ValueError("When api_version >= 4, backend_config must be a dictionary.")
-        entries = {**(backend_config or {}), **params}
-        texts = []
-        for k, v in sorted(entries.items()):
-            texts.append(f"{_xffi._key(k)} = {v if isinstance(v, ir.Attribute) else _xffi.attribute_text(v)}")
-        config = ir.Attribute.parse("{" + ", ".join(texts) + "}")
+        config = ir_attribute({**(backend_config or {}), **params})
     else:
         if params:
             raise ValueError(

@@ -127,6 +127,15 @@ def test_errors_of_a_wrong_call():
         ffi.ffi_call(KNOWN, x, input_layouts=[None, None])(x)
     with pytest.raises(TypeError, match="Non-hashable keyword argument"):
         ffi.ffi_call(KNOWN, x)(x, bad=[1, 2])
+    # attributes JAX's mlir.ir_attribute refuses, refused with its words (NOTE: [attributes as text])
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    for lib in (funcgrad, jax):
+        for bad, words in (
+            (np.complex64(1), "Unsupported scalar attribute type"),
+            (object(), "No attribute handler"),
+        ):
+            with pytest.raises(TypeError, match=words):
+                lib.jit(lambda v: lib.ffi.ffi_call(KNOWN, x)(v, bad=bad)).lower(x)  # noqa: B023
     call = ffi.ffi_call(KNOWN, x)
     with pytest.raises(NotImplementedError, match="vmap_method= one of"):
         funcgrad.vmap(call)(np.ones((2, 3), np.float32))

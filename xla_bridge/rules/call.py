@@ -10,10 +10,9 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-import numpy as np
 from funcgrad.primitives.call import composite_p, jit_p, xla_metadata_call_p
-from funcgrad.xla_bridge.dtypes import dense_attr
-from funcgrad.xla_bridge.emitter import aval_type, element_type, register
+from funcgrad.xla_bridge.dtypes import attribute_text, string_literal
+from funcgrad.xla_bridge.emitter import aval_type, register
 from funcgrad.xla_bridge.emitter import escaped as _escaped
 
 from funcgrad.kernel import tree_util as tu
@@ -60,12 +59,12 @@ def _composite(ctx, *args, jaxpr, name, attributes, version):
     # JAX's lowering: the decomposition as a private function named after the composite, called
     # by a stablehlo.composite op carrying the attributes (None ones omitted) and a nonzero version.
     sym = ctx.fb.module.private_function(jaxpr, name, dotted=True)
-    attrs = []
+    attrs = {}
     for key, leaves, treedef in attributes:
         value = tu.tree_unflatten(treedef, [getattr(x, "val", x) for x in leaves])
         if value is not None:
-            attrs.append(f"{key} = {_attribute(value)}")
-    fields = ([f"composite_attributes = {{{', '.join(attrs)}}}"] if attrs else []) + [
+            attrs[key] = value
+    fields = ([f"composite_attributes = {attribute_text(attrs)}"] if attrs else []) + [
         f"decomposition = @{sym}"
     ]
     if version:
@@ -73,36 +72,10 @@ def _composite(ctx, *args, jaxpr, name, attributes, version):
     in_types = ", ".join(aval_type(a) for a in ctx.avals_in)
     out_types = [aval_type(a) for a in ctx.avals_out]
     rhs = (
-        f'stablehlo.composite "{_escaped(name)}" {", ".join(args)} {{{", ".join(fields)}}} : '
+        f"stablehlo.composite {string_literal(name)} {', '.join(args)} {{{', '.join(fields)}}} : "
         f"({in_types}) -> ({', '.join(out_types)})"
     )
     return ctx.fb.emit_results(rhs, len(out_types))
-
-
-def _attribute(v) -> str:
-    """An MLIR attribute's text for a composite's attribute value (JAX's ``mlir.ir_attribute``:
-    Python scalars as 64-bit numbers and NumPy scalars in their type (floats by their bits), arrays
-    dense, dtypes as types, strings, and lists/tuples/dicts of those)."""
-    if isinstance(v, str | bytes):
-        return f'"{_escaped(v.decode() if isinstance(v, bytes) else v)}"'
-    if isinstance(v, bool | np.bool_):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        v = (np.int64 if isinstance(v, int) else np.float64)(v)
-    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
-        return element_type(np.dtype(v))
-    if isinstance(v, np.generic):
-        if v.dtype.kind == "f":
-            bits = v.view(np.dtype(f"u{v.dtype.itemsize}"))
-            return f"0x{int(bits):0{2 * v.dtype.itemsize}X} : {element_type(v.dtype)}"
-        return f"{v.item()} : {element_type(v.dtype)}"
-    if isinstance(v, np.ndarray):
-        return dense_attr(v)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_attribute(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {_attribute(x)}" for k, x in v.items()) + "}"
-    raise TypeError(f"No attribute handler defined for type: {type(v)}")  # (JAX's words)
 
 
 def _constrained(ctx, values, avals, shardings):

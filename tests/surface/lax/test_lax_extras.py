@@ -285,6 +285,27 @@ def test_composite_lowers_and_refuses_as_jax():
     assert "stablehlo.divide" in ours_fn  # (the decomposition, inside its function)
 
 
+def test_composite_attributes_render_and_refuse_as_jax():
+    # JAX's mlir.ir_attribute (NOTE: [attributes as text]): strings with quotes and newlines,
+    # nested dicts and lists, NumPy scalars in their dtype; complex scalars and other objects are
+    # JAX's TypeErrors (funcgrad wrote unparsable text for the string and the complex number)
+    attrs = dict(
+        s='a"b\nc', d={"z": 1, "a": np.float32(2), "q r": [True, np.int8(-3)]}, b=False, u=np.uint16(7)
+    )
+    x = np.ones(3, np.float32)
+    lines = []
+    for lib, api in ((lax, funcgrad), (jlax, jax)):
+        comp = lib.composite(lambda v, **_: v + 1, "my.attrs")
+        lines.append(_composite_line(api.jit(lambda v: comp(v, **attrs)).lower(x).as_text()))  # noqa: B023
+        for bad, words in (
+            (np.complex64(1), "Unsupported scalar attribute type"),
+            (object(), "No attribute handler"),
+        ):
+            with pytest.raises(TypeError, match=words):
+                api.jit(lambda v: comp(v, c=bad)).lower(x)  # noqa: B023
+    assert lines[0] == lines[1]
+
+
 @pytest.mark.parametrize("axis", [0, 1, -3])
 def test_top_k_along_an_axis_matches_jax(axis):
     # JAX's lax_autodiff_test (testTopKGrad) through funcgrad.as_jax: top_k's axis= argument
