@@ -451,8 +451,14 @@ def _split(ary, indices_or_sections, axis, strict):
         start = builtins.min(builtins.max(start if start >= 0 else start + n, 0), n)
         stop = builtins.min(builtins.max(stop if stop >= 0 else stop + n, 0), n)
         stop = builtins.max(stop, start)
-        out.append(st.slice_in_dim(ary, start, stop, 1, axis))
+        out.append(_slice_in_dim(ary, start, stop, axis))
     return out
+
+
+def _slice_in_dim(a, start, stop, axis):
+    if isinstance(a, ExtendedArray):  # typed PRNG keys: sliced as keys (their data has more axes)
+        return a[(slice(None),) * axis + (slice(start, stop),)]
+    return st.slice_in_dim(a, start, stop, 1, axis)
 
 
 def split(ary, indices_or_sections, axis: int = 0):
@@ -509,6 +515,8 @@ def unstack(x, /, *, axis: int = 0):
     if x.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
     axis = normalize_axis(axis, x.ndim)
+    if isinstance(x, ExtendedArray):  # typed PRNG keys: indexed as keys
+        return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
     return tuple(st.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
@@ -648,6 +656,8 @@ def roll(a, shift, axis=None):
     [3, 4, 0, 1, 2]
     """
     a = asarray(a)
+    if isinstance(a, ExtendedArray):  # typed PRNG keys (ExtendedArray)
+        return a._numpy_function(roll, (a, shift, axis), {})
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
     if isinstance(shift, Array | core.Tracer) and shift.ndim == 1:
@@ -705,6 +715,8 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     [[2, 4], [1, 3]]
     """
     m = asarray(m)
+    if isinstance(m, ExtendedArray):  # typed PRNG keys (ExtendedArray)
+        return m._numpy_function(rot90, (m, k, axes), {})
     if m.ndim < 2:  # (JAX's words)
         raise ValueError(
             "rot90 requires its first argument to have ndim at least two, but got first argument of "

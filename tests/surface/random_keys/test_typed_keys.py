@@ -242,3 +242,25 @@ def test_result_type_of_keys_under_jax_promotion_lattice_as_jax():
             jnp.result_type(kj, 1.0)
         with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
             fnp.result_type(k, 1.0)
+
+
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("unstack", lambda np_, k: np_.unstack(k)),
+        ("split", lambda np_, k: np_.split(k, 2)),
+        ("array_split", lambda np_, k: np_.array_split(k, 3)),
+        ("roll", lambda np_, k: np_.roll(k, 1)),
+        ("rot90", lambda np_, k: np_.rot90(k.reshape(2, 2))),
+    ],
+)
+def test_splitting_and_rolling_keys_as_jax(name, f):
+    # (pmap_test unstacks split keys to put one on each device: funcgrad converted them to NumPy)
+    k, kj = fr.split(fr.key(0), 4), jr.split(jr.key(0), 4)
+    got, want = f(fnp, k), f(jnp, kj)
+    got, want = (got, want) if isinstance(got, list | tuple) else ([got], [want])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        same_keys(g, w)
+    if name == "unstack":  # (and under jit)
+        same_keys(funcgrad.jit(lambda v: f(fnp, v))(k)[0], want[0])
