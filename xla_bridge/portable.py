@@ -54,12 +54,15 @@ __all__ = [
     "deserialize",
     "embeddable",
     "hlo_to_stablehlo",
+    "main_function",
     "make_context",
     "multi_platform",
+    "nested_blocks",
     "parse",
     "refine",
     "serialize",
     "target_version",
+    "walk",
 ]
 
 _registry = None
@@ -149,7 +152,7 @@ def annotate_shardings(module_text: str, axes, in_dims, out_dims) -> str:
         first = module.body.operations[0]
         module.body.append(mesh_op)
         mesh_op.move_before(first)
-        main = _main(module)
+        main = main_function(module)
         for key, dims_list in (("arg_attrs", in_dims), ("res_attrs", out_dims)):
             old = list(ir.ArrayAttr(main.attributes[key])) if key in main.attributes else []
             old += [ir.DictAttr.get({})] * (len(dims_list) - len(old))
@@ -194,7 +197,7 @@ def annotate_for_export(module_text: str, result_infos, uses_shape_polymorphism:
     with ctx:
         module = ir.Module.parse(module_text)
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(uses_shape_polymorphism)
-        main = _main(module)
+        main = main_function(module)
         old = main.attributes["res_attrs"] if "res_attrs" in main.attributes else None
         dicts = []
         for i, info in enumerate(result_infos):
@@ -219,11 +222,12 @@ def text(module: ir.Module, debug_info: bool = False) -> str:
 _TEXT_POSITION = re.compile(r'loc\("-":\d+:\d+\)')
 
 
-def _main(module: ir.Module):
+def main_function(module: ir.Module, error=ValueError):
+    """The ``@main`` function of ``module`` (``error`` is raised when it has none)."""
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
             return op
-    raise ValueError("the module has no @main function")
+    raise error("the module has no @main function")
 
 
 class Embedded:
@@ -262,7 +266,7 @@ def embeddable(
         module = _load(blob, ctx)
         if strip_shardings:
             _strip_shardings(module)
-        main = _main(module)
+        main = main_function(module)
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         params = [str(t) for t in ftype.inputs]
         if len(params) != len(arg_types):
@@ -314,15 +318,21 @@ _SHARDING_ATTRS = ("mhlo.sharding", "mhlo.frontend_attributes", "sdy.sharding", 
 _ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding", "xla.sdy.Sharding", "annotate_device_placement")
 
 
-def _walk(block):
-    """Every operation of ``block`` and of its regions' blocks, in order. The caller may erase an
-    operation it is given (one without regions): its nested blocks are listed before it is yielded,
-    never read after (an erased operation is invalidated)."""
+def nested_blocks(op) -> list:
+    """The blocks of ``op``'s regions, in order."""
+    return [b for region in op.regions for b in region.blocks]
+
+
+def walk(block):
+    """Every operation of ``block`` and of its regions' blocks, in order (the one walk over a
+    module's operations). The caller may erase an operation it is given (one without regions):
+    its nested blocks are listed before it is yielded, never read after (an erased operation is
+    invalidated)."""
     for op in list(block.operations):
-        nested = [b for region in op.regions for b in region.blocks]
+        nested = nested_blocks(op)
         yield op
         for b in nested:
-            yield from _walk(b)
+            yield from walk(b)
 
 
 def _strip_shardings(module: ir.Module) -> None:
@@ -346,7 +356,7 @@ def _strip_shardings(module: ir.Module) -> None:
                 kept = {d[i].name: d[i].attr for i in range(len(d)) if d[i].name not in _SHARDING_ATTRS}
                 dicts.append(ir.DictAttr.get(kept))
             op.attributes[key] = ir.ArrayAttr.get(dicts)
-        for inner in _walk(op.regions[0].blocks[0]):
+        for inner in walk(op.regions[0].blocks[0]):
             iname = inner.operation.name
             target = (
                 ir.StringAttr(inner.attributes["call_target_name"]).value
@@ -384,7 +394,7 @@ def multi_platform(texts: list[str]) -> str:
             module = ir.Module.parse(text)
             if k == 0 and "mhlo.num_partitions" in module.operation.attributes:
                 attrs = " attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}"
-            ftype = ir.FunctionType(ir.TypeAttr(_main(module).attributes["function_type"]).value)
+            ftype = ir.FunctionType(ir.TypeAttr(main_function(module).attributes["function_type"]).value)
             ins, outs = [str(t) for t in ftype.inputs], [str(t) for t in ftype.results]
             if in_types is None:
                 in_types, out_types = ins, outs
@@ -453,7 +463,7 @@ def _refined(module: ir.Module, ctx: ir.Context, arg_types, shape_assertions: bo
     """``module`` specialised to arguments of ``arg_types``: its ``@main`` becomes a private
     ``@_fg_poly_main`` called from a new ``@main`` of the concrete types, then jaxlib's refinement
     pass runs (checking the shape assertions)."""
-    main = _main(module)
+    main = main_function(module)
     ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     ir.SymbolTable.replace_all_symbol_uses("main", "_fg_poly_main", module.operation)
     main.attributes["sym_name"] = ir.StringAttr.get("_fg_poly_main")

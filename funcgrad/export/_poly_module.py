@@ -48,28 +48,9 @@ class NotGeneral(Exception):
     operation has no dynamic form here)."""
 
 
-def _ops(block):
-    """Every operation of ``block`` and of its nested regions, in order."""
-    for op in block.operations:
-        yield op
-        for region in op.regions:
-            for b in region.blocks:
-                yield from _ops(b)
-
-
-def _blocks(block):
-    yield block
-    for op in block.operations:
-        for region in op.regions:
-            for b in region.blocks:
-                yield from _blocks(b)
-
-
-def _main(module):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op
-    raise NotGeneral("no @main")
+def _blocks(block) -> list:
+    """``block`` and every block nested in it, in the order of ``portable.walk``."""
+    return [block, *(b for op in portable.walk(block) for b in portable.nested_blocks(op))]
 
 
 def _attrs(op) -> dict:
@@ -176,7 +157,7 @@ def _inlined(text: str, ctx) -> ir.Module:
              if op.operation.name == "func.func"}  # fmt: skip
     main = funcs["main"]
     while True:
-        calls = [op for op in _ops(main.regions[0].blocks[0]) if op.operation.name == "func.call"]
+        calls = [op for op in portable.walk(main.regions[0].blocks[0]) if op.operation.name == "func.call"]
         if not calls:
             break
         for call in calls:
@@ -189,7 +170,7 @@ def _inlined(text: str, ctx) -> ir.Module:
                     results = [mapping.get(v, v) for v in op.operands]
                     break
                 new = op.clone(ir.InsertionPoint(call))
-                for inner in [new, *_ops_of(new)]:
+                for inner in [new, *(x for b in portable.nested_blocks(new) for x in portable.walk(b))]:
                     for i, v in enumerate(inner.operands):
                         if v in mapping:
                             inner.operands[i] = mapping[v]
@@ -204,12 +185,6 @@ def _inlined(text: str, ctx) -> ir.Module:
     return module
 
 
-def _ops_of(op):
-    for region in op.regions:
-        for b in region.blocks:
-            yield from _ops(b)
-
-
 def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), names=None) -> str:
     """The module for all sizes from the lowerings ``texts`` at the samples (NOTE: [one module
     for all sizes]). ``fit(values)``: the expression (int or ``DimExpr``) that gives the samples'
@@ -219,10 +194,10 @@ def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), name
     ctx = portable.make_context()
     with ctx:
         modules = [_inlined(t, ctx) for t in texts]
-        mains = [_main(m) for m in modules]
+        mains = [portable.main_function(m, NotGeneral) for m in modules]
         entry = [m.regions[0].blocks[0] for m in mains]
-        ops = [list(_ops(b)) for b in entry]
-        blocks = [list(_blocks(b)) for b in entry]
+        ops = [list(portable.walk(b)) for b in entry]
+        blocks = [_blocks(b) for b in entry]
         if len({len(o) for o in ops}) != 1 or len({len(b) for b in blocks}) != 1:
             raise NotGeneral("the lowerings at different sizes have different operations")
         # -- the values whose types differ ------------------------------------------------------
