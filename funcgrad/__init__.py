@@ -89,6 +89,16 @@ def _exports() -> tuple[dict[str, tuple[str, str]], frozenset[str]]:
 
 _TABLES: list = []
 
+# Names JAX 0.10 removed from its top level (``jax.device_put_sharded``): an AttributeError in its words.
+_MIGRATE = (
+    " See https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements for a drop-in replacement."
+)
+_REMOVED = {
+    "device_put_replicated": "jax.device_put_replicated is deprecated; use jax.device_put instead."
+    + _MIGRATE,
+    "device_put_sharded": "jax.device_put_sharded is deprecated; use jax.device_put instead." + _MIGRATE,
+}
+
 
 def _tables():
     if not _TABLES:
@@ -105,6 +115,8 @@ def __getattr__(name):
         value = importlib.import_module(f"funcgrad.{name}")
     elif name == "__all__":  # everything above, resolved on first use; ``dir(funcgrad)`` shows it
         value = sorted([*table, *modules])
+    elif name in _REMOVED:  # (JAX's words: names JAX removed, with what replaces them)
+        raise AttributeError(_REMOVED[name])
     else:
         raise AttributeError(f"module 'funcgrad' has no attribute '{name}'")
     globals()[name] = value

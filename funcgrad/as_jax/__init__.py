@@ -97,6 +97,8 @@ class _JaxModule(types.ModuleType):
             pass
         if _find(f"{_SHIMS}.{name}") is not None:  # ``jax._src``, ``jax.lib``, ``jax.version``
             return importlib.import_module(f"jax.{name}")
+        if name in funcgrad._REMOVED:  # (names JAX removed: its message)
+            raise AttributeError(funcgrad._REMOVED[name])
         raise AttributeError(f"module 'jax' (funcgrad through funcgrad.as_jax) has no attribute {name!r}")
 
     def __dir__(self):

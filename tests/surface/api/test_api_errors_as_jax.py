@@ -59,6 +59,8 @@ def _cases(lib):
         "lax.add of an object array": lambda: lib.lax.add(1.0, np.array([1], dtype=object)),
         "lax.add of a string array": lambda: lib.lax.add(np_mod.array(7), np.array("hello")),
         "pmap in_axes True": lambda: lib.pmap(lambda x: x, in_axes=True)(np_mod.ones((1,))),
+        "device_put_sharded removed": lambda: lib.device_put_sharded,
+        "device_put_replicated removed": lambda: lib.device_put_replicated,
         "pmap out_axes True": lambda: lib.pmap(lambda x: x, out_axes=True)(np_mod.ones((1,))),
         "iterating a 0-d array": lambda: iter(np_mod.array(1.0)),
         "iterating a traced 0-d array": lambda: lib.jit(lambda x: list(x))(1.0),
