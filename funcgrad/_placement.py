@@ -64,6 +64,7 @@ from funcgrad._shardings import (
     Sharding,
     SingleDeviceSharding,
     check_aval_sharding,
+    check_type_divisibility,
     concrete_mesh,
     from_bridge,
     get_abstract_mesh,
@@ -141,6 +142,7 @@ unreduced_ops: dict = {}
 
 
 def _put_leaf(v, s: Sharding):
+    check_type_divisibility(s, np.shape(v))  # (explicit axes retype the value first, as JAX's)
     check_aval_sharding(s, np.shape(v), "device_put args")
     from_array = isinstance(v, Array)
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
@@ -461,8 +463,10 @@ def _constrain(x, shardings, *, strict: bool):
         if strict:
             what = "with_sharding_constraint arguments"
             check_aval_sharding(s, v.shape, what, allow_uneven=isinstance(v, core.Tracer))
-        elif not isinstance(v, core.Tracer):
-            s.shard_shape(v.shape)  # (reshard: JAX's words of the sharding, without a context)
+        else:
+            check_type_divisibility(s, v.shape)  # (JAX retypes the value first: its ValueError)
+            if not isinstance(v, core.Tracer):
+                s.shard_shape(v.shape)  # (reshard: JAX's words of the sharding, without a context)
         # NOTE: [unreduced values]: a traced unreduced value constrained to a sharding without those
         # axes is reduced by XLA (its type says unreduced, the constraint does not: an all-reduce).
         if s.spec.unreduced:

@@ -207,6 +207,22 @@ class SingleDeviceSharding(Sharding):
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
+class DuplicateSpecError(Exception):
+    """A spec naming a mesh axis in two places (JAX's ``jax._src.named_sharding.DuplicateSpecError``:
+    an Exception, not a ValueError, with the mesh and spec as attributes).
+
+    >>> str(DuplicateSpecError("twice", None, None))
+    'twice'
+    """
+
+    def __init__(self, message, mesh, pspec):
+        super().__init__(message)
+        self.message, self.mesh, self.pspec = message, mesh, pspec
+
+    def __str__(self):
+        return self.message
+
+
 class IndivisibleError(ValueError):
     """A shape whose dimensions the axes splitting them do not divide (JAX's
     ``jax._src.sharding.IndivisibleError``, a ValueError)."""
@@ -262,6 +278,21 @@ class NamedSharding(Sharding):
             else:
                 raise TypeError(f"NamedSharding: spec must be a PartitionSpec (P(...)), got {spec!r}")
         names = spec._names()
+        # (JAX's check_pspec, in its order: an axis used twice, an axis the mesh lacks, unreduced)
+        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
+        if twice:
+            raise DuplicateSpecError(
+                "A single NamedSharding spec specification can map every mesh axis to at most one "
+                f"positional dimension, but {spec!r} has duplicate entries for "
+                + ", ".join(sorted(f"`{n}`" for n in twice)),
+                mesh,
+                spec,
+            )
+        missing = [n for n in names if n not in mesh.axis_names]
+        if missing:
+            raise ValueError(
+                f"Resource axis: {missing[0]} of {spec!r} is not found in mesh: {tuple(mesh.axis_names)}."
+            )
         types = dict(zip(mesh.axis_names, mesh.axis_types))
         for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
             for u in sorted(axes):  # (JAX's words)
@@ -275,15 +306,6 @@ class NamedSharding(Sharding):
                         f"{what} axes can only refer to mesh axes that is of type `Explicit`. Got "
                         f"{what.lower()} axes: {axes} and mesh: {mesh}"
                     )
-        missing = [n for n in names if n not in mesh.axis_names]
-        if missing:
-            raise ValueError(
-                f"NamedSharding: {spec!r} names the axis {missing[0]!r}, which the mesh lacks (its axes are "
-                f"{mesh.axis_names})"
-            )
-        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
-        if twice:
-            raise ValueError(f"NamedSharding: {spec!r} uses the mesh axis {twice[0]!r} more than once")
         self.mesh = mesh
         self.spec = spec
         # An abstract mesh has no devices: such a sharding is a type (``typeof(x).sharding``).
@@ -492,6 +514,28 @@ def check_aval_sharding(s, shape, what: str, name: str = "", allow_uneven: bool 
         ) from None
     if not allow_uneven:
         s.shard_shape(shape)
+
+
+def check_type_divisibility(s, shape) -> None:
+    """JAX's ValueError (``core._check_divisibility``) for a value given a type whose explicit axes
+    do not divide its shape: ``device_put`` and ``reshard`` to a sharding over explicit axes retype
+    the value first, so they raise this where ``jit(in_shardings=)`` raises IndivisibleError."""
+    if not isinstance(s, NamedSharding) or len(s.spec) > len(shape):
+        return
+    explicit = s.mesh.abstract_mesh.explicit_axes
+    if not explicit:
+        return
+    dims = [tuple(n for n in dim if n in explicit) for dim in s.spec._normalized(len(shape))]
+    entries = [None if not d else d[0] if len(d) == 1 else d for d in dims]
+    for dim, (names, size_of_dim) in enumerate(zip(dims, shape)):
+        size = math.prod(s.mesh.shape[n] for n in names)
+        if names and size_of_dim % size:
+            typed = NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*entries))
+            raise ValueError(
+                f"Sharding spec {names} implies that array axis {dim} is partitioned {size} times, but "
+                f"does not evenly divide the dimension size {size_of_dim}. Got shape: {tuple(shape)} "
+                f"and sharding {typed}"
+            )
 
 
 def _on_devices(s: NamedSharding, where: str) -> NamedSharding:

@@ -159,7 +159,7 @@ def test_ambiguous_shardings_raise_jaxs_errors(meshes):
             match="is only valid for values of rank at least 3, but was applied to a value of rank 2",
         ):
             funcgrad.device_put(X, fs.P("x", "y", None))
-        with pytest.raises(ValueError, match="names the axis 'z', which the mesh lacks"):
+        with pytest.raises(ValueError, match=r"Resource axis: z of P\('z',\) is not found in mesh"):
             funcgrad.device_put(X, fs.P("z"))
         other = fs.make_mesh((4, 2), ("a", "b"))
         with pytest.raises(ValueError, match=r"reshard: x \(f32\[8@x,4@y\]\).*across meshes"):
@@ -342,6 +342,28 @@ def test_more_rules_agree_with_jax_or_both_raise(meshes, case):
     else:
         assert ours[0] == theirs[0]  # the shape and sharding (jax's argmax is int32 without x64)
         np.testing.assert_allclose(ours[1], theirs[1])
+
+
+@pytest.mark.parametrize("how", ["device_put", "reshard", "device_put_named"])
+def test_an_explicit_sharding_that_does_not_divide_raises_jaxs_value_error(meshes, how):
+    # (JAX retypes the value first: core._check_divisibility's ValueError, not the IndivisibleError
+    # of jit(in_shardings=); found by the sharded-program fuzzer, ops_shard)
+    def build(np_, put, lib, sh):
+        mesh = sh.get_abstract_mesh()
+        try:
+            if how == "device_put":
+                put(np.ones((4, 6), np.float32), None, ("x", "y"))
+            elif how == "reshard":
+                sh.reshard(np_.ones((6, 4), np.float32), sh.PartitionSpec("y"))
+            else:
+                concrete = lib.make_mesh((2, 4), ("x", "y"))
+                lib.device_put(np.ones(6, np.float32), sh.NamedSharding(concrete, sh.PartitionSpec("y")))
+        except Exception as e:  # noqa: BLE001 - which error is compared below
+            return type(e).__name__, str(e)
+        return mesh
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs and theirs[0] == "ValueError"
 
 
 def test_the_tutorials_mixture_of_modes_matches_jax():
