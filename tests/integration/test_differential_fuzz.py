@@ -16,6 +16,7 @@ The machinery is in ``_fuzz`` (next to this file; its package docstring is the o
   reproducer script there; ``FUNCGRAD_FUZZ_X64=0`` runs both sides in JAX's default 32-bit mode,
   restored after; ``FUNCGRAD_FUZZ_ONLY=mix.,linalg.`` draws only the operations so named, ``!mix.``
   all but those;
+  ``FUNCGRAD_FUZZ_MAX_STEPS=n`` draws programs of at most n operations (6);
   ``FUNCGRAD_FUZZ_TRACE=file`` keeps the running case's reproducer in that file, for a hang;
   ``FUNCGRAD_FUZZ_CASE_LIMIT=s`` (300) stops a case after s seconds: funcgrad's side then fails, jax's
   is listed as not compared, the run going on);
@@ -55,10 +56,8 @@ ALL_OPS = ops.SURFACE + ops.op_db_ops()
 # (ops_more's, ops_edges' and ops_struct's tables run in the long run only: the CI budget's cases stay
 # those it drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
 # ops_more's, load ~3)
-_LONG_RUN_ONLY = {
-    op.name
-    for op in ops.MORE + ops.EDGES + ops.STRUCT + ops.MIX + ops.WIDE + ops.COMP + ops.MODELS + ops.PROG
-}
+_LONG_RUN_TABLES = ops.MORE + ops.EDGES + ops.STRUCT + ops.MIX + ops.WIDE + ops.COMP + ops.MODELS
+_LONG_RUN_ONLY = {op.name for op in _LONG_RUN_TABLES + ops.PROG + ops.SHARD}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
 CI_EXAMPLES = 250
 CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
@@ -134,6 +133,12 @@ class _OutOfTime(BaseException):
     the signal interrupts jax's wait for its XLA compile (which goes on in the background)."""
 
 
+def _long_run_steps():
+    # FUNCGRAD_FUZZ_MAX_STEPS=n: programs of at most n operations (6; fewer make a table's
+    # disagreements quicker to read)
+    return int(os.environ.get("FUNCGRAD_FUZZ_MAX_STEPS", "6"))
+
+
 def _long_run_ops():
     # FUNCGRAD_FUZZ_ONLY=mix.,linalg. draws only the operations whose names start so (a table's
     # corner, run long); a prefix written !mix. leaves those out instead (a seed's draws from before
@@ -153,7 +158,7 @@ def test_fuzz_long_run():
 
     @seed(int(os.environ.get("FUNCGRAD_FUZZ_SEED", "0")))
     @settings(max_examples=_long_run_examples(), phases=["generate"], **_SETTINGS)
-    @given(case=programs.cases(_long_run_ops(), long_run=True))
+    @given(case=programs.cases(_long_run_ops(), max_steps=_long_run_steps(), long_run=True))
     def run(case):
         if trace:  # the running case's reproducer, so a hang (in either library) leaves it behind
             pathlib.Path(trace).write_text(case.script())

@@ -40,7 +40,12 @@ Modules, one job each:
   random transformations -- jit, grad with argnums/has_aux/allow_int, jvp, vjp, jacobians,
   hessian, vmap with random axes and pytree in_axes, checkpoint, custom_jvp/custom_vjp,
   cond/switch/while/fori/scan/map; each step checked by jax's abstract evaluation as drawn; long
-  run only). The long
+  run only); ``ops_shard``: session 15's (random chains sharded on 8 devices -- ``jit`` with
+  random in/out shardings, ``with_sharding_constraint``, ``device_put``, ``shard_map`` with
+  collectives and ``check_vma`` both ways, explicit meshes with ``reshard`` and ``out_sharding=``
+  -- under ops_prog's transformations, the result compared with its sharding; specs drawn wrong
+  must raise the same exception type; needs
+  ``XLA_FLAGS=--xla_force_host_platform_device_count=8``, else nothing is drawn; long run only). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

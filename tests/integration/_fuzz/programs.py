@@ -421,6 +421,10 @@ def _adam(T, np, g, p, X, steps=3, lr=0.1):
         p = p - lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-3)
     return p
 """
+# ops_shard's helpers: meshes, specs, and the result's sharding code (sharded programs)
+from _fuzz.ops_shard import HELPERS as _SHARD_HELPERS  # noqa: E402
+
+HELPERS += _SHARD_HELPERS
 
 # Both sides run in one mode: 64-bit types on, or JAX's default 32-bit mode (NOTE: [x64 mode] in
 # funcgrad/kernel/dtypes.py), where NumPy's 64-bit inputs enter both libraries as 32-bit values.
