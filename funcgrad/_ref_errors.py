@@ -82,9 +82,9 @@ def inner_write_message(owner, ref) -> str:
     elif "staging" in kind:
         return (
             f"A Ref of type {ref._aval} from outside was written inside a staged function that is not "
-            "jit's -- make_jaxpr, a custom_jvp/vjp or checkpointed function: funcgrad functionalises "
-            "Refs under jit, eval_shape and in control flow (loops, cond) only. Return the value and "
-            "write the Ref outside, or jit the function."
+            "jit's -- a custom_jvp/vjp function's, say: funcgrad functionalises Refs under jit, "
+            "make_jaxpr, eval_shape, checkpoint, in control flow (loops, cond) and in backward passes "
+            "only. Return the value and write the Ref outside, or jit the function."
         )
     else:
         what, where = (

@@ -25,6 +25,7 @@ import numpy as np
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 import funcgrad.numpy._core as fnp_core
 from funcgrad import (
+    _effects,
     _layouts,
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
     _transfer_guard,
@@ -66,7 +67,6 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.held_state import is_state
-from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
 from funcgrad.tree_util import _prefix_error
 
@@ -325,20 +325,19 @@ def make_jaxpr(
         # sharding included, as in JAX)
         check_array_leaves("make_jaxpr", [0 if is_abstract(x) else x for x in flat_in], names)
         flat, store = flat_fun(f, in_tree)
-        # Refs among the arguments: the trace is a ref scope, as jit's (NOTE: [refs are
-        # functionalised at trace time]): each Ref's value is an input, the final values of those
-        # written extra outputs after the function's (JAX prints ref_get/ref_swap equations)
-        refs = {i: x for i, x in enumerate(flat_in) if is_state(x)}
+        # The trace is a ref scope, as jit's (NOTE: [refs are functionalised at trace time]): each
+        # Ref argument's value is an input, each Ref closed over and touched a constant holding
+        # its value now, and the final values of those written extra outputs after the function's
+        # (JAX prints ref_get/ref_swap equations on Ref-typed variables), with JAX's effects.
+        refs = {i: x for i, x in enumerate(flat_in) if is_stateful_arg(x)}
         avals = [None if i in refs else abstractify(x) for i, x in enumerate(flat_in)]
         description = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
         with batching.extend_axis_env(frames):
-            if refs:
-                closed, n_outs, _ = trace_stateful(
-                    flat, avals, names, description, refs, fun, "make_jaxpr", dce=False
-                )
-            else:
-                closed = trace_to_jaxpr(flat, avals, names, description, dce=False)
-                n_outs = len(closed.out_avals)
+            closed, n_outs, plan = trace_stateful(
+                flat, avals, names, description, refs, fun, "make_jaxpr", dce=False
+            )
+        if plan is not None:
+            closed = _with_ref_effects(closed, plan, [refs.get(i) for i in range(len(flat_in))])
         if return_shape:
             shapes = tu.tree_unflatten(
                 store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals[:n_outs]]
@@ -350,6 +349,30 @@ def make_jaxpr(
         if isinstance(getattr(fun, attr, None), str):
             setattr(make, attr, f"make_jaxpr({getattr(fun, attr)})")
     return make
+
+
+def _with_ref_effects(closed: ir.ClosedJaxpr, plan, flat_in: list) -> ir.ClosedJaxpr:
+    """make_jaxpr's program of a function that touched Refs (``plan``, a ``RefPlan``; ``flat_in``:
+    the Ref (or mutable box) or None at each flat argument): the closed-over Refs' inputs become
+    constants holding their values now, and the program names JAX's effects, a ``ReadEffect`` per
+    Ref and a ``WriteEffect`` per Ref written, on the variable of its (first) value."""
+    j = closed.jaxpr
+    lifted = [item._state_read() for item in plan.lifted]
+    n_args = len(j.invars) - sum(map(len, lifted))
+    boxes = {b[0]: len(b[1].lo_ty_qdd(b[2])) for b in plan.boxes}  # (a box argument's inputs)
+    ref_vars, k = [], 0  # the first variable of each Ref (arguments, then lifted: plan.written's order)
+    for i, x in enumerate(flat_in):
+        if x is not None and is_state(x):
+            ref_vars.append(j.invars[k])
+        k += 1 if x is None else len(x._leaf_avals) if is_state(x) else boxes[i]
+    for item, vals in zip(plan.lifted, lifted):
+        if is_state(item):
+            ref_vars.append(j.invars[k])
+        k += len(vals)
+    effects = {_effects.ReadEffect(v) for v in ref_vars}
+    effects |= {_effects.WriteEffect(ref_vars[w]) for w in plan.written}
+    jaxpr = ir.Jaxpr([*j.constvars, *j.invars[n_args:]], j.invars[:n_args], j.eqns, j.outvars, effects)
+    return ir.ClosedJaxpr(jaxpr, [*closed.consts, *(x for vals in lifted for x in vals)])
 
 
 def eval_shape(fun: Callable, *args, **kwargs):

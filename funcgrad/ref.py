@@ -14,7 +14,8 @@ give the same shape and dtype (a weakly typed value of the same kind is cast, as
 
 # NOTE: [refs are functionalised at trace time]
 # funcgrad's IR has no effects and no mutable values: a Ref never reaches a jaxpr. Eagerly it is a
-# Python box. Under ``jit`` the trace is a *ref scope* (``_ref_scopes.trace_stateful``): a Ref passed in as an
+# Python box. Under ``jit`` (and ``make_jaxpr``, whose program names JAX's Read/WriteEffects of the
+# Refs' inputs) the trace is a *ref scope* (``_ref_scopes.trace_stateful``): a Ref passed in as an
 # argument, or closed over and touched while the function is traced, is bound for the trace to a
 # new input of the jaxpr (its value at call time), and the value it holds when the function
 # returns becomes an extra output that the call writes back into the Ref (``RefPlan``). A closed-

@@ -428,13 +428,16 @@ class JaxprEqn(NamedTuple):
 class Jaxpr:
     """A typed program: ``{ lambda constvars ; invars. let eqns in (outvars) }``."""
 
-    __slots__ = ("constvars", "invars", "eqns", "outvars", "__weakref__")
+    __slots__ = ("constvars", "invars", "eqns", "outvars", "effects", "__weakref__")
 
-    def __init__(self, constvars, invars, eqns, outvars):
+    def __init__(self, constvars, invars, eqns, outvars, effects=frozenset()):
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.eqns = list(eqns)
         self.outvars = list(outvars)
+        # JAX's effects of the whole program: funcgrad's equations carry none (see JaxprEqn); only
+        # make_jaxpr's program of a function touching Refs names them (funcgrad/_effects.py).
+        self.effects = frozenset(effects)
 
     in_avals = property(lambda self: [v.aval for v in self.invars])
     out_avals = property(lambda self: [v.aval for v in self.outvars])
@@ -465,6 +468,7 @@ class ClosedJaxpr:
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
     literals = property(lambda self: self.consts)  # JAX 0.10's name for the constants
+    effects = property(lambda self: self.jaxpr.effects)
 
     def __str__(self):
         return str(self.jaxpr)
