@@ -1,9 +1,10 @@
 """``funcgrad.config`` and the configuration context managers (``jax.config`` and ``jax.disable_jit``,
 ``jax.debug_nans``, ``jax.numpy_rank_promotion``, ...).
 
-Layer: surface. Imports funcgrad.jitting, funcgrad.debug, funcgrad.numpy._core, xla_bridge and
-funcgrad.primitives._eager_memory -- the modules that own the behaviour each flag switches (they
-keep their own state; this module validates values and hands them over).
+Layer: surface. Imports funcgrad.jitting, funcgrad._disable_jit, funcgrad.debug,
+funcgrad.numpy._core, xla_bridge and funcgrad.primitives._eager_memory -- the modules that own the
+behaviour each flag switches (they keep their own state; this module validates values and hands
+them over).
 
 Every flag is honoured, or refuses a value it cannot honour with an error naming the flag, the
 value and what to do instead:
@@ -118,7 +119,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import _transfer_guard, debug, jitting, kernel, xla_bridge
+from funcgrad import _disable_jit, _transfer_guard, debug, jitting, kernel, xla_bridge
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
@@ -392,7 +393,7 @@ def use_jax_dtype_rules(on: bool) -> None:
 _FLAG_LIST = [
     # (its value at import: the kernel's mode, which JAX_ENABLE_X64 sets: NOTE: [x64 mode])
     _Flag("jax_enable_x64", _dt.x64_enabled, _bool("jax_enable_x64"), _set_x64),
-    _jit_flag("jax_disable_jit", "disable_jit"),
+    _Flag("jax_disable_jit", False, _bool("jax_disable_jit"), _disable_jit.set_process_wide),
     _Flag(
         "jax_debug_nans",
         False,
@@ -799,7 +800,7 @@ _THREAD_LOCAL = {
     "jax_numpy_rank_promotion": (_enter_promotion("rank_promotion"), _exit_promotion),
     "jax_default_matmul_precision": (_enter_precision, _exit_precision),
     "jax_default_device": (None, None),
-    "jax_disable_jit": (jitting.enter_thread_disable_jit, jitting.exit_thread_disable_jit),
+    "jax_disable_jit": (_disable_jit.enter, _disable_jit.leave),
 }
 
 

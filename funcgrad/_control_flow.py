@@ -55,6 +55,7 @@ from funcgrad._control_flow_trace import (
     trace_loop_body,
     with_constants,
 )
+from funcgrad._disable_jit import jit_disabled  # NOTE: [disable_jit]
 from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._remat import checkpoint_policies
 from funcgrad._sharding_types import scan_step_avals
@@ -115,7 +116,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     if isinstance(pred, Sequence):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     pred = _predicate(pred, _pred_error)
-    if not isinstance(pred, core.Tracer) and _eager.jit_disabled():
+    if not isinstance(pred, core.Tracer) and jit_disabled():
         return true_fun(*operands) if pred else false_fun(*operands)  # (JAX's, under disable_jit)
     index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)
     return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
@@ -173,7 +174,7 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
         return branches[0](*operands)
     index = ew.convert_element_type(index, np.int32)
     index = ew.clamp_p.bind(np.int32(0), index, np.int32(len(branches) - 1))
-    if not isinstance(index, core.Tracer) and _eager.jit_disabled():
+    if not isinstance(index, core.Tracer) and jit_disabled():
         return branches[int(index)](*operands)  # (JAX's, under disable_jit)
     names = [f"branches[{i}]" for i in builtins.range(len(branches))]
     return _bind_cond(index, branches, operands, names, "switch")
@@ -326,7 +327,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
-    if _eager.jit_disabled():
+    if jit_disabled():
         out = _eager.while_loop(cond_fun, body_fun, init_val)  # (JAX's, under disable_jit)
         if out is not _eager.NO_RESULT:
             return out
@@ -533,7 +534,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     scan_body, while_body = _fori_bodies(body_fun)
     if lo is not None and hi is not None:
-        if hi <= lo and _eager.jit_disabled():
+        if hi <= lo and jit_disabled():
             return init_val  # (JAX's: its Python scan refuses no step)
         (_, out), _ = scan(scan_body, (lo, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
         return out
@@ -649,7 +650,7 @@ def scan(
     (length,) = lengths
     state = state_module()
     refs = state is not None and any(is_state(x) for x in tu.tree_leaves((init, xs)))
-    if not refs and _eager.jit_disabled():
+    if not refs and jit_disabled():
         return _eager.scan_loop(f, init, xs, length, reverse)  # (JAX's, under disable_jit)
     if refs:
         f, xs = state.scanned_refs(f, init, xs, length)

@@ -1,7 +1,7 @@
 """Control flow under ``disable_jit``, as JAX runs it: Python's own branches and loops.
 
-Layer: surface. Imports the kernel and the structure primitives. ``funcgrad.jitting``, which owns
-the ``disable_jit`` flag and imports the control flow, sets ``jit_disabled`` here when it loads.
+Layer: surface. Imports the kernel and the structure primitives (the setting itself is
+``funcgrad._disable_jit``'s: NOTE: [disable_jit]).
 
 With ``disable_jit()`` JAX does not stage ``cond``/``switch`` of a concrete predicate, nor
 ``while_loop``/``scan``/``fori_loop``: the chosen branch is called, and the loop bodies run once
@@ -36,11 +36,6 @@ from funcgrad.kernel.dtypes import canonical_value, python_scalar_types
 from funcgrad.primitives import structure as st
 
 NO_RESULT = object()  # (while_loop: the predicate is traced, stage the loop)
-
-
-def jit_disabled() -> bool:
-    """Whether ``disable_jit`` is on in this thread (``funcgrad.jitting`` puts its query here)."""
-    return False
 
 
 def asarray(x):

@@ -25,8 +25,9 @@ import threading
 
 import numpy as np
 
+from funcgrad._disable_jit import jit_disabled
 from funcgrad._shardings import ManualAxisType, Mesh, NamedSharding, PartitionSpec
-from funcgrad.jitting import JittedFunction, jit_disabled
+from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import batching, core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ShapedArray

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import _control_flow_eager, _transfer_guard, _user_contexts, xla_bridge
+from funcgrad import _disable_jit, _transfer_guard, _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
 from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import (
@@ -66,8 +66,7 @@ from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
-from funcgrad.kernel.thread_modes import ThreadOverride
-from funcgrad.ref import Ref
+from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
 
 __all__ = [
@@ -104,7 +103,8 @@ class CacheInfo:
 # funcgrad.config's jit-related flags live here (``set_jit_flags``): ``log_compiles`` and
 # ``explain_cache_misses`` log (logger "funcgrad") on every trace (each trace compiles a program),
 # ``enable_checks`` type-checks every traced jaxpr, ``no_tracing`` refuses to trace. ``disable_jit``
-# and ``no_execution`` set the route table's redirect row while they are set (the bridge's
+# (``funcgrad._disable_jit``'s, followed here: NOTE: [disable_jit]) and ``no_execution`` set the
+# route table's redirect row while they are set (the bridge's
 # ``set_call_redirect``, NOTE: [jitted call route]) -- calling the Python function, or refusing --
 # which every call reads once (a dict lookup, in C on the hot path); nothing is swapped on a class.
 _jit_flags = {
@@ -112,7 +112,6 @@ _jit_flags = {
     "explain_cache_misses": False,
     "enable_checks": False,
     "no_tracing": False,
-    "disable_jit": False,
     "no_execution": False,
     "user_context": False,
     "x32": False,
@@ -120,13 +119,6 @@ _jit_flags = {
     "transfer_guard": False,
 }
 _logger = logging.getLogger("funcgrad")
-
-
-# ``disable_jit(...)`` is thread-local, as JAX's (NOTE: [x64 mode per thread]): a thread inside one
-# has its own value; ``jax_disable_jit`` set by ``config.update`` is every other thread's.
-# (the jit route follows the count of such contexts: set_jit_flags runs under the override's lock)
-_thread_disable = ThreadOverride(on_change=lambda: set_jit_flags())
-_thread_jit = _thread_disable.local  # (.value: this thread's disable_jit, or None: the flag's)
 
 
 def set_jit_flags(**flags) -> None:
@@ -137,9 +129,9 @@ def set_jit_flags(**flags) -> None:
     _jit_flags.update({k: bool(v) for k, v in flags.items()})
     if _jit_flags["no_execution"]:
         set_call_redirect(_refuse_execution)
-    elif _thread_disable.count:  # (a thread's own disable_jit: each call asks its thread)
+    elif _disable_jit.threads_inside():  # (a thread's own disable_jit: each call asks its thread)
         set_call_redirect(_call_per_thread)
-    elif _jit_flags["disable_jit"]:
+    elif _disable_jit.process_wide():
         set_call_redirect(_call_python)
     elif (
         _jit_flags["user_context"] or _jit_flags["x32"] or _jit_flags["modes"] or _jit_flags["transfer_guard"]
@@ -156,6 +148,7 @@ def _user_contexts_moved(away: bool) -> None:
 # NOTE: [user contexts]: a context moved before this module was imported is taken up now.
 _user_contexts.changed_hook = _user_contexts_moved
 _user_contexts_moved(_user_contexts.contexts_away())
+_disable_jit.follow(set_jit_flags)  # NOTE: [disable_jit]
 
 
 # Where the functions whose first trace was explained were defined (``jax_explain_cache_misses``: a
@@ -179,26 +172,9 @@ def _call_python(self, args, kwargs):
     return self._fun(*args, **kwargs)
 
 
-def jit_disabled() -> bool:
-    """Whether jitted calls in this thread run their Python (``disable_jit``)."""
-    own = _thread_jit.value
-    return _jit_flags["disable_jit"] if own is None else own
-
-
-_control_flow_eager.jit_disabled = jit_disabled  # (cond/scan/while_loop ask it: JAX's Python loops)
-
-
-def enter_thread_disable_jit(disable: bool):
-    """``disable_jit(disable)`` in the calling thread; returns what ``exit_thread_disable_jit`` takes."""
-    return _thread_disable.enter(bool(disable))
-
-
-exit_thread_disable_jit = _thread_disable.exit  # (leave what enter_thread_disable_jit gave: its token)
-
-
 def _call_per_thread(self, args, kwargs):
     """Some thread has its own ``disable_jit``: this call follows its own thread's."""
-    if jit_disabled():
+    if _disable_jit.jit_disabled():
         return self._fun(*args, **kwargs)
     return _call_staged(self, args, kwargs)
 
@@ -492,6 +468,10 @@ class PjitFunction(Dispatcher):
             if not core.is_array_like(leaf):
                 if type(leaf) is core.Token:
                     continue  # a token argument (NOTE: [tokens])
+                if abstract and getattr(leaf, "is_ref", False):
+                    flat[i] = abstract_ref(leaf)  # (a Ref of its type: ShapeDtypeStruct(is_ref=True))
+                    refs = True
+                    continue
                 if abstract and is_abstract(leaf):
                     continue  # trace/lower take ShapeDtypeStructs and avals, as JAX's AOT API
                 if is_stateful_arg(leaf):  # a Ref, or a mutable box (NOTE: [mutable high-level values])
