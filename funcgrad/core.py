@@ -26,7 +26,7 @@ from funcgrad.kernel.array import Array as _Array
 from funcgrad.kernel.core import (
     ConcretizationTypeError,
     EvalTrace,
-    InconclusiveDimensionOperation,
+    InconclusiveDimensionOperation,  # noqa: F401 - jax.core.InconclusiveDimensionOperation
     Primitive,
     Trace,
     Tracer,
@@ -114,29 +114,44 @@ def eval_context():
         yield
 
 
-def _dim(d, fn: str) -> int:
-    try:
-        return operator.index(d)
-    except TypeError:
-        raise InconclusiveDimensionOperation(
-            f"core.{fn}: dimension {d!r} is not an integer (funcgrad's shapes are concrete: it has "
-            "no symbolic dimensions)"
-        ) from None
+def _dim(d, fn: str, which: str):
+    """``d`` as a dimension: an integer, or a symbolic one (``funcgrad.export``'s), else JAX's
+    errors (a ConcretizationTypeError for a traced value, operator.index's TypeError)."""
+    if hasattr(d, "rmax"):  # a symbolic dimension (funcgrad.export.symbolic_shape)
+        return d
+    if isinstance(d, _core.Tracer):
+        raise _core.ConcretizationTypeError(
+            f"argument `{which}` of `core.{fn}`: a concrete value is required, but got the traced value "
+            f"{d.aval.str_short()}"
+        )
+    return operator.index(d)
+
+
+def _extremum(d1, d2, fn: str):
+    d1, d2 = _dim(d1, fn, "d1"), _dim(d2, fn, "d2")
+    if hasattr(d1, "rmax"):
+        return d1.max(d2) if fn == "max_dim" else d1.min(d2)
+    if hasattr(d2, "rmax"):
+        return d2.rmax(d1) if fn == "max_dim" else d2.rmin(d1)
+    return max(d1, d2) if fn == "max_dim" else min(d1, d2)
 
 
 def max_dim(d1, d2) -> int:
-    """``max(d1, d2)`` of two dimension sizes (JAX's helper that also accepts symbolic sizes;
-    funcgrad's sizes are integers).
+    """``max(d1, d2)`` of two dimension sizes, integers or symbolic ones (``funcgrad.export``'s):
+    the larger where the comparison is decided for every value of the variables, else a symbolic
+    ``max(...)``.
 
-    >>> max_dim(3, 5), min_dim(3, 5)
-    (5, 3)
+    >>> from funcgrad import export
+    >>> a, b = export.symbolic_shape("a, b")
+    >>> max_dim(3, 5), min_dim(3, 5), max_dim(a, a + 2), max_dim(a, b)
+    (5, 3, a + 2, max(a, b))
     """
-    return max(_dim(d1, "max_dim"), _dim(d2, "max_dim"))
+    return _extremum(d1, d2, "max_dim")
 
 
 def min_dim(d1, d2) -> int:
     """``min(d1, d2)`` of two dimension sizes (see ``max_dim``)."""
-    return min(_dim(d1, "min_dim"), _dim(d2, "min_dim"))
+    return _extremum(d1, d2, "min_dim")
 
 
 # JAX's (deprecated) registry of how a Python type becomes an aval, which libraries extend for

@@ -192,9 +192,11 @@ class DimExpr:
         return None
 
     @staticmethod
-    def _nonneg_alone(d) -> bool | None:
+    def _nonneg_alone(d, depth: int = 0) -> bool | None:
         if not isinstance(d, DimExpr):
             return d >= 0
+        if any(n in _ATOMS for m in d.terms for n in m):
+            return _nonneg_with_operations(d, depth)
         # With every variable >= 1, a polynomial with non-negative coefficients is at least the
         # sum of its coefficients; one with only non-positive non-constant terms, at most that.
         low = sum(d.terms.values())
@@ -257,15 +259,15 @@ class DimExpr:
 
     def _divmod_atom(self, other, op: str):
         o = other if isinstance(other, DimExpr) else int(other)
-        if (
-            op == "floordiv"
-            and isinstance(o, int)
-            and o != 0
-            and all(c % o == 0 for c in self.terms.values())
-        ):
-            return DimExpr.normalize({m: c // o for m, c in self.terms.items()}, self.scope)
-        if op == "mod" and isinstance(o, int) and o != 0 and all(c % o == 0 for c in self.terms.values()):
-            return 0
+        # (a constant divisor of every non-constant coefficient: the constant term alone is divided,
+        # as JAX's: (2*a + 1) // 2 is a, and its mod 1)
+        if isinstance(o, int) and o != 0 and all(c % o == 0 for m, c in self.terms.items() if m):
+            const = self.terms.get((), 0)
+            if op == "mod":
+                return const % o
+            terms = {m: c // o for m, c in self.terms.items() if m}
+            terms[()] = const // o
+            return DimExpr.normalize(terms, self.scope)
         return _atom(op, (self, o), self.scope)
 
     def __floordiv__(self, other):
@@ -279,6 +281,27 @@ class DimExpr:
 
     def __rmod__(self, other):
         return _atom("mod", (int(other), self), self.scope)
+
+    def __divmod__(self, other):
+        return self // other, self % other
+
+    def __rdivmod__(self, other):
+        return other // self, other % self
+
+    def max(self, other):
+        """``max(self, other)``: one of them where the comparison is decided, else JAX's
+        ``max(...)`` operation (``core.max_dim``)."""
+        return _extremum(self, other, "max")
+
+    def rmax(self, other):
+        return _extremum(other, self, "max")
+
+    def min(self, other):
+        """``min(self, other)`` (``core.min_dim``), as ``max``."""
+        return _extremum(self, other, "min")
+
+    def rmin(self, other):
+        return _extremum(other, self, "min")
 
     def __int__(self):
         raise InconclusiveDimensionOperation(
@@ -346,6 +369,102 @@ def _geq_decision(e1, e2, describe) -> bool:
             f"Symbolic dimension comparison {describe()} is inconclusive.{where}"
         )
     return decided
+
+
+def _extremum(e1, e2, op: str):
+    """JAX's ``max``/``min`` of two dimensions (``e1`` first in the written operation): the larger
+    (smaller) one where ``e1 - e2`` has a known sign, else the operation."""
+    e = e1 if isinstance(e1, DimExpr) else e2
+    d = e1 - e2
+    lo, hi = _bounds(d)
+    if lo >= 0 or (not isinstance(d, DimExpr) and d >= 0):
+        return e1 if op == "max" else e2
+    if hi <= 0:
+        return e2 if op == "max" else e1
+    return _atom(op, (e1, e2), e.scope)
+
+
+# NOTE: [bounds of dimension operations]
+# A variable is >= 1; an operation is not: ``mod(b, 4)`` is 0..3, ``floordiv(b, 4)`` may be 0,
+# ``max(15 - a, 0)`` is 0..14. An expression holding operations is decided by interval arithmetic
+# over its terms, each operation bounded by its operands' bounds; where that is undecided, a
+# ``max`` with a positive coefficient (or a ``min`` with a negative one) is replaced by each of its
+# operands in turn, as JAX's decision procedure uses ``max(a, b) >= a``.
+
+
+def _bounds(e) -> tuple[float, float]:
+    """Lower and upper bounds of ``e`` for every value >= 1 of the variables."""
+    if not isinstance(e, DimExpr):
+        return e, e
+    lo = hi = 0.0
+    for m, c in e.terms.items():
+        tlo, thi = float(c), float(c)
+        for name in m:
+            tlo, thi = _mul_bounds((tlo, thi), _factor_bounds(name))
+        lo, hi = lo + tlo, hi + thi
+    return lo, hi
+
+
+def _mul_bounds(x, y):
+    prods = [
+        a * b for a in x for b in y if not ((a == 0 and abs(b) == np.inf) or (b == 0 and abs(a) == np.inf))
+    ]
+    prods = prods or [0.0]
+    return min(prods), max(prods)
+
+
+def _rescoped(a, scope):
+    # (an operation's operands are recorded once per text: the same text in another scope)
+    return DimExpr(a.terms, scope) if isinstance(a, DimExpr) and a.scope is not scope else a
+
+
+def _factor_bounds(name: str) -> tuple[float, float]:
+    if name not in _ATOMS:
+        return 1.0, np.inf
+    op, (a, b) = _ATOMS[name]
+    (alo, ahi), (blo, bhi) = _bounds(a), _bounds(b)
+    if op == "max":
+        return max(alo, blo), max(ahi, bhi)
+    if op == "min":
+        return min(alo, blo), min(ahi, bhi)
+    if blo == bhi and blo > 0:  # a constant positive divisor
+        k = blo
+        if op == "mod":
+            return 0.0, k - 1
+        return np.floor(alo / k) if alo != -np.inf else -np.inf, np.floor(
+            ahi / k
+        ) if ahi != np.inf else np.inf
+    return -np.inf, np.inf
+
+
+def _nonneg_with_operations(d, depth: int) -> bool | None:
+    lo, hi = _bounds(d)
+    if lo >= 0:
+        return True
+    if hi < 0:
+        return False
+    if depth > 2:
+        return None
+    for m, c in d.terms.items():
+        if len(m) != 1 or m[0] not in _ATOMS:
+            continue
+        op, args = _ATOMS[m[0]]
+        if op not in ("max", "min"):
+            continue
+        rest = DimExpr.normalize({t: v for t, v in d.terms.items() if t != m}, d.scope)
+        below = (op == "max") == (c > 0)  # c*op(a, b) >= c*a and >= c*b
+        args = [_rescoped(a, d.scope) for a in args]
+        for a in args:
+            r = DimExpr._nonneg_alone(rest + c * a, depth + 1)
+            if below and r is True:  # d >= rest + c*a >= 0
+                return True
+            if not below and r is False:  # d <= rest + c*a < 0
+                return False
+        # c*op(a, b) is one of c*a, c*b: d has a sign where both have it
+        signs = {DimExpr._nonneg_alone(rest + c * a, depth + 1) for a in args}
+        if len(signs) == 1 and None not in signs:
+            return signs.pop()
+    return None
 
 
 def _atom(op: str, args: tuple, scope) -> DimExpr | int:

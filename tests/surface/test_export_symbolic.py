@@ -258,3 +258,45 @@ def test_four_variables_one_module():
     back = export.deserialize(exp.serialize())
     x, y = np.ones((3, 2)), np.full((1, 6), 0.5)
     np.testing.assert_allclose(back.call(x, y), np.concatenate([x.reshape(-1), np.tanh(y).reshape(-1)]))
+
+
+# core.max_dim/min_dim, divmod and comparisons of expressions holding operations (mod, floordiv,
+# max, min), as jax decides and writes them (NOTE: [bounds of dimension operations]); funcgrad
+# took every operation for a variable >= 1 (``a % 4 >= 1`` was True) and refused symbolic max_dim.
+_DIM_ARITHMETIC = {
+    "max_a_b": lambda core, a, b: core.max_dim(a, b),
+    "max_a_a2": lambda core, a, b: core.max_dim(a, a + 2),
+    "max_2_b": lambda core, a, b: core.max_dim(2, b),
+    "max_a_1": lambda core, a, b: core.max_dim(a, 1),
+    "max_15ma_0": lambda core, a, b: core.max_dim(15 - a, 0),
+    "min_a_m2": lambda core, a, b: core.min_dim(a, -2),
+    "min_mod": lambda core, a, b: core.min_dim(-1, a % 2 - 1),
+    "ge_max": lambda core, a, b: core.max_dim(a, b) + b - 1 >= a,
+    "ge_max_min": lambda core, a, b: core.max_dim(a, b) >= core.min_dim(a, b),
+    "clamp": lambda core, a, b: core.max_dim(core.min_dim(a, b + 10), b) >= b,
+    "mod_ge1": lambda core, a, b: a % 4 >= 1,
+    "mod_lt4": lambda core, a, b: a % 4 < 4,
+    "floordiv_ge1": lambda core, a, b: a // 4 >= 1,
+    "floordiv_ge0": lambda core, a, b: a // 4 >= 0,
+    "divmod": lambda core, a, b: divmod(2 * a + 1, 2),
+    "rdivmod": lambda core, a, b: divmod(7, a),
+    "max_of_traced": lambda core, a, b: funcgrad_or_jax(core).jit(lambda x: core.max_dim(x, a))(1),
+}
+
+
+def funcgrad_or_jax(core):
+    return funcgrad if core is funcgrad.core else jax
+
+
+@pytest.mark.parametrize("case", sorted(_DIM_ARITHMETIC))
+def test_dimension_arithmetic_as_jax(case):
+    from jax._src import core as jcore
+
+    def run(core, exp):
+        a, b = exp.symbolic_shape("a, b")
+        try:
+            return str(_DIM_ARITHMETIC[case](core, a, b))
+        except Exception as err:  # noqa: BLE001 - the exception is what is compared
+            return type(err).__name__, str(err).splitlines()[0] if case != "max_of_traced" else ""
+
+    assert run(funcgrad.core, export) == run(jcore, jexport)
