@@ -47,9 +47,9 @@ class ShapeDtypeStruct:
     (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "is_ref")
 
-    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
+    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None, is_ref: bool = False):
         if dtype is None:
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")  # (JAX's words)
         self.shape = tuple(shape)
@@ -62,6 +62,9 @@ class ShapeDtypeStruct:
         if hasattr(sharding, "check_compatible_aval"):
             sharding.check_compatible_aval(self.shape)  # (JAX's ValueError for a spec past the rank)
         self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
+        # A Ref of this type (JAX's AbstractRef): ``jit(f).lower(sds)`` traces ``f`` given a Ref,
+        # ``typeof`` gives ``Ref{...}`` (funcgrad.ref.abstract_ref).
+        self.is_ref = bool(is_ref)
 
     @property
     def aval(self) -> core.ShapedArray:
@@ -117,7 +120,7 @@ class ShapeDtypeStruct:
         >>> ShapeDtypeStruct((2, 3), "float32").update(shape=(6,))
         ShapeDtypeStruct(shape=(6,), dtype=float32)
         """
-        unknown = set(kwargs) - {"shape", "dtype", "weak_type", "sharding"}
+        unknown = set(kwargs) - {"shape", "dtype", "weak_type", "sharding", "is_ref"}
         if unknown:
             raise TypeError(f"update() got an unexpected keyword argument {sorted(unknown)[0]!r}")
         return ShapeDtypeStruct(
@@ -125,23 +128,26 @@ class ShapeDtypeStruct:
             kwargs.get("dtype", self.dtype),
             kwargs.get("weak_type", self.weak_type),
             sharding=kwargs.get("sharding", self.sharding),
+            is_ref=kwargs.get("is_ref", self.is_ref),
         )
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{sharding})"
+        ref = ", is_ref=True" if self.is_ref else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak}{ref})"
 
     # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
     def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
-            other.shape,
-            other.dtype,
-            other.weak_type,
-        )
+        return isinstance(other, ShapeDtypeStruct) and (
+            self.shape,
+            self.dtype,
+            self.weak_type,
+            self.is_ref,
+        ) == (other.shape, other.dtype, other.weak_type, other.is_ref)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.is_ref))
 
 
 class _RefStaged(Staged):

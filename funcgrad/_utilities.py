@@ -32,7 +32,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 from funcgrad.numpy._dtypes import ExtendedArray
 from funcgrad.numpy.indexing import dslice as ds  # (jax.ds: a slice whose start may be traced)
-from funcgrad.ref import Ref
+from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge import runtime_tokens
 
 __all__ = [
@@ -64,6 +64,8 @@ def typeof(x) -> core.ShapedArray:
     """
     if isinstance(x, ExtendedArray | Ref):  # typed PRNG keys: ShapedArray(key<fry>[]); Ref{...}
         return x.aval
+    if getattr(x, "is_ref", False) and is_abstract(x):  # ShapeDtypeStruct(is_ref=True): Ref{...}
+        return abstract_ref(x).aval
     if type(x) in HITYPES:  # a registered high-level type (funcgrad.experimental.hijax)
         return HITYPES[type(x)](x)
     if not core.is_array_like(x) and not isinstance(x, core.Tracer) and is_abstract(x):

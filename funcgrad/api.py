@@ -68,6 +68,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.held_state import is_state
 from funcgrad.primitives import elementwise as _ew
+from funcgrad.ref import abstract_ref
 from funcgrad.tree_util import _prefix_error
 
 __all__ = [
@@ -320,6 +321,7 @@ def make_jaxpr(
         dyn = tuple(args[i] for i in nums)
         f = partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
+        flat_in = [abstract_ref(x) for x in flat_in]  # (ShapeDtypeStruct(is_ref=True): a Ref)
         names = named_arg_paths(fun, dyn, nums)
         # (a ShapeDtypeStruct or ShapedArray stands for its abstract value, a ShapeDtypeStruct's
         # sharding included, as in JAX)
@@ -383,6 +385,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     ShapeDtypeStruct(shape=(3, 3), dtype=float32)
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
+    flat_in = [abstract_ref(x) for x in flat_in]  # (ShapeDtypeStruct(is_ref=True): a Ref of its type)
     # Refs and mutable boxes are state, traced as jit traces them (NOTE: [refs are functionalised
     # at trace time]); nothing runs, so nothing is written back.
     state = {i: x for i, x in enumerate(flat_in) if is_stateful_arg(x)}

@@ -360,6 +360,24 @@ def new_ref(init_val, *, memory_space: Any = None, kind: Any = None) -> Ref:
     return Ref(value, trace, source_info.user_source_info(), kind)
 
 
+def abstract_ref(x):
+    """``x``, or for a ``ShapeDtypeStruct(..., is_ref=True)`` a Ref of its type that holds no value:
+    what it stands for where a function is traced without running (``jit(f).trace``/``lower``,
+    ``eval_shape``, ``make_jaxpr``), as JAX's ``AbstractRef`` argument.
+
+    >>> import funcgrad
+    >>> abstract_ref(funcgrad.ShapeDtypeStruct((3,), np.float32, is_ref=True)).aval
+    Ref{float32[3]}
+    """
+    if not getattr(x, "is_ref", False) or isinstance(x, Ref):
+        return x
+    aval = x.aval
+    ref = object.__new__(Ref)
+    ref._value, ref._trace, ref._made_at = None, None, None
+    ref._aval, ref._tree, ref._leaf_avals = AbstractRef(aval), tu.tree_structure(0), (aval,)
+    return ref
+
+
 def empty_ref(ty, memory_space: Any = None) -> Ref:
     """A Ref of type ``ty`` (a ``ShapeDtypeStruct`` or an aval), holding zeros.
 

@@ -696,3 +696,31 @@ def test_a_ref_in_scans_initial_carry_is_refused_as_jax():
         return seen
 
     assert messages(funcgrad) == messages(jax)
+
+
+def test_a_shape_dtype_struct_with_is_ref_stands_for_a_ref_as_jax():
+    # JAX's mutable_array_test test_sharded_aot_mutable_sds: ShapeDtypeStruct(is_ref=True) is a
+    # Ref's type (typeof), traced as a Ref by eval_shape and by jit's lower, whose compiled program
+    # is then called with a Ref and writes it.
+    jax = pytest.importorskip("jax")
+    seen = {}
+    for lib in (funcgrad, jax):
+
+        def f(x_mut):
+            x_mut[...] += 1.0
+            x_mut[1] += 5
+            return x_mut[0]
+
+        sds = lib.ShapeDtypeStruct((3,), F32, is_ref=True)
+        r = lib.new_ref(np.arange(3, dtype=F32))
+        out = lib.jit(f).lower(sds).compile()(r)
+        seen[lib] = (
+            repr(sds).replace("funcgrad", "jax"),
+            str(lib.typeof(sds)),
+            sds == lib.ShapeDtypeStruct((3,), F32),
+            repr(sds.update(is_ref=False)),
+            repr(lib.eval_shape(f, sds)),
+            np.asarray(r[...]).tolist(),
+            float(out),
+        )
+    assert seen[funcgrad] == seen[jax]
