@@ -94,10 +94,24 @@ def check_matrix(name: str, arg: str, aval: ShapedArray, *, square: bool = False
             f"{aval.str_short()}"
         )
     if square and aval.shape[-1] != aval.shape[-2]:
+        shape = tuple(aval.shape)
+        if name in _SQUARE_WORDS:  # (JAX's words)
+            raise ValueError(_SQUARE_WORDS[name].format(shape=shape))
         raise ValueError(
             f"{name}: {arg} must be a square matrix or a batch of square matrices (shape "
             f"[..., n, n]), got {aval.str_short()}"
         )
+
+
+_SQUARE_WORDS = {
+    "eigh": "Argument to symmetric eigendecomposition must have shape [..., n, n], got shape {shape}",
+    "hessenberg": "Argument to Hessenberg reduction must have shape [..., n, n], got shape {shape}",
+    "triangular_solve": "The first input to triangular_solve must be a square matrix. Got shape {shape}.",
+    **{
+        n: f"The input to {n} must be a square matrix. Got shape {{shape}}."
+        for n in ("cholesky", "eig", "schur", "tridiagonal")
+    },
+}
 
 
 def check_batch(name: str, **avals_and_ranks) -> tuple[int, ...]:

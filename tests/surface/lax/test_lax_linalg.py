@@ -208,3 +208,24 @@ def test_qdwh_dynamic_shape_ignores_the_padding_as_jax(jl):
         assert int(got[2]) == int(want[2]) and bool(got[3])
     u, h = np.asarray(got[0]), np.asarray(got[1])
     np.testing.assert_allclose(u[:6, :4] @ h[:4, :4], a, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("eigh", lambda lin, a: lin.eigh(a, symmetrize_input=False)),
+        ("cholesky", lambda lin, a: lin.cholesky(a, symmetrize_input=False)),
+        ("eig", lambda lin, a: lin.eig(a)),
+        ("schur", lambda lin, a: lin.schur(a)),
+        ("hessenberg", lambda lin, a: lin.hessenberg(a)),
+        ("tridiagonal", lambda lin, a: lin.tridiagonal(a)),
+        ("triangular_solve", lambda lin, a: lin.triangular_solve(a, a)),
+    ],
+)
+def test_non_square_matrices_refused_in_jax_words(jl, name, call):
+    a = np.ones((4, 5))
+    with pytest.raises(ValueError) as want:
+        call(jl, a)
+    with pytest.raises(ValueError) as got:
+        call(fl, a)
+    assert str(got.value) == str(want.value)
