@@ -330,8 +330,9 @@ class VJPFunction:
     def with_refs(self, *maybe_ct_refs):
         """The backward function with, for each primal leaf, where its cotangent goes (JAX 0.10's
         ``f_vjp.with_refs``): ``GradValue()`` returns it, a ``Ref`` has it added into it (the
-        result holds ``GradRef()`` there) and ``DontWant()`` drops it (``DidntWant()``). With no
-        arguments every cotangent is returned, as by calling ``f_vjp``.
+        result holds ``GradRef()`` there) and ``DontWant()`` drops it (``DidntWant()``); any other
+        leaf is taken for ``GradValue()``, as JAX's (its ``ValAccum``). With no arguments every
+        cotangent is returned, as by calling ``f_vjp``.
 
         >>> from funcgrad.ref import new_ref
         >>> _, f_vjp = vjp(lambda a, b: a * b, 2.0, 3.0)
@@ -347,11 +348,6 @@ class VJPFunction:
                 f"in the primals' structure {self._in_tree}; got {tu.tree_structure(maybe_ct_refs)}"
             )
         for i, (w, aval) in enumerate(zip(wants, self._lin.in_avals)):
-            if not isinstance(w, GradValue | DontWant | Ref):
-                raise TypeError(
-                    f"vjp function's with_refs: leaf {i} is {w!r}; each leaf is GradValue(), "
-                    "DontWant() or a Ref (funcgrad.ref.new_ref) to add the cotangent into"
-                )
             want = ir.ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype))
             if isinstance(w, Ref) and (w.shape, w.dtype) != (want.shape, want.dtype):
                 raise ValueError(
