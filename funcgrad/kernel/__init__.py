@@ -111,13 +111,36 @@ def register(
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):
         own_hash = cls.__dict__.get("__hash__")
+        # A tracer's methods refuse a leaked tracer first, as JAX's jitted ones do (even those whose
+        # result would be the tracer itself: x.ravel() of a vector); an Array's stay as they are.
+        live = (lambda fn: fn) if cls is _Array else _live_method
         for name, fn in (array_methods or {}).items():
-            setattr(cls, name, fn)
+            setattr(cls, name, fn if name in _COPY_METHODS else live(fn))
         for name, fget in (array_properties or {}).items():
             # Only the summary line of the function's docstring: its example calls the function
             # by its own name, which doctest would run (and fail) in this module's namespace.
             summary = (fget.__doc__ or "").strip().partition("\n")[0]
-            setattr(cls, name, property(fget, doc=summary or None))
+            setattr(cls, name, property(live(fget), doc=summary or None))
         # Defining __eq__ must not make the classes unhashable in a different way than they chose.
         if own_hash is not None:
             cls.__hash__ = own_hash
+
+
+# (copying a structure that holds a leaked tracer is not using it)
+_COPY_METHODS = frozenset({"__copy__", "__deepcopy__"})
+
+
+def _live_method(fn: Callable) -> Callable:
+    """``fn`` as a tracer's method: a tracer whose transformation has finished is refused first, in
+    JAX's words (``core.check_live``)."""
+
+    def method(self, *args, **kwargs):
+        if not self._trace.alive:
+            _core.check_live(self)
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = getattr(fn, "__name__", "method")
+    method.__qualname__ = getattr(fn, "__qualname__", method.__name__)
+    method.__doc__ = fn.__doc__
+    method.__wrapped__ = fn
+    return method

@@ -319,6 +319,18 @@ def check_foreign_tracer(trace: Trace, x: Tracer):
         raise UnexpectedTracerError(_leak_message(x))
 
 
+def check_live(x: Tracer) -> None:
+    """Refuse a tracer whose transformation has finished (a leaked tracer; NOTE: [current trace]).
+
+    JAX's NumPy functions are jitted, so each of them raises ``UnexpectedTracerError`` for one, even
+    where the result would be the operand unchanged (``x.ravel()`` of a vector, ``x.astype(x.dtype)``,
+    ``jnp.sum(x, axis=())``): the public functions and a tracer's methods call this first, so such
+    a shortcut never hands a leaked tracer back as if it were a value.
+    """
+    if not x._trace.alive:
+        raise UnexpectedTracerError(_leak_message(x))
+
+
 def _leak_message(x: Tracer) -> str:
     aval = x.aval  # (JAX's words first: code written for JAX matches them; the dtype's full name)
     return (
@@ -479,6 +491,10 @@ class new_trace:
         if _leaks["on"] and self.prev.parent is None:
             check_leaks()  # (the traces of earlier top-level transformations: their frames are gone)
         self.trace = self.cls(self.prev, *self.args)
+        if _leaks["on"]:
+            # (the line a leaked tracer's transformation was entered on, for the checker's message;
+            # looked up only while it is on)
+            self.trace.leak_source_info = user_source_info()
         _state.trace = self.trace
         return self.trace
 

@@ -7,6 +7,9 @@ Layer: kernel (bottom). Imports the standard library's ``gc`` and ``Tracer`` (``
 from __future__ import annotations
 
 import gc
+import inspect
+import sys
+import types
 
 from funcgrad.kernel.values import Tracer
 
@@ -58,13 +61,82 @@ def check_leaks() -> None:
         leaked = [o for o in gc.get_referrers(trace) if isinstance(o, Tracer) and o._trace is trace]
         if not leaked:
             continue
-        holders = sorted({type(h).__name__ for t in leaked for h in gc.get_referrers(t)
-                          if not isinstance(h, Tracer) and type(h).__name__ != "frame"})  # fmt: skip
-        tracers = "\n".join(f"{type(t).__name__}({t.aval.str_short()})" for t in leaked[:5])
         name = _JAX_TRACE_NAMES.get(type(trace).__name__, type(trace).__name__)
-        raise Exception(  # (JAX's type and words: a plain Exception naming JAX's trace class)
-            f"Leaked trace {name}. Leaked tracer(s):\n\n{tracers}\n"
-            f"referred to by: {', '.join(holders) or 'unknown'}. A traced value escaped the "
-            "transformation that created it (stored in a list, a global or an object): return it "
-            "instead."
-        )
+        ignore = {id(leaked), id(pending), id(sys._getframe())}
+        msgs = []
+        for t in leaked:  # (a loop: a generator here would be the first referrer of each)
+            msgs.append(f"{t!r}{_origin(t)}{_why_alive(ignore | {id(msgs)}, t)}")
+        msgs = "\n\n".join(msgs)
+        # (JAX's type and words: a plain Exception naming JAX's trace class, each leaked tracer
+        # with where it was made and the chain of references that keeps it alive)
+        raise Exception(f"Leaked trace {name}. Leaked tracer(s):\n\n{msgs}\n")
+
+
+# The kernel's tracers as JAX names its own in a leak's reference chain.
+_JAX_TRACER_NAMES = {"StagingTracer": "DynamicJaxprTracer"}
+
+
+def _origin(t: Tracer) -> str:
+    """JAX's ``_origin_msg``: the line a leaked tracer's transformation was entered on, when
+    the checker was on then (``new_trace`` notes it only then: nothing to pay without it)."""
+    info = getattr(t._trace, "leak_source_info", None)
+    if info is None:
+        return ""
+    kind = _JAX_TRACER_NAMES.get(type(t).__name__, type(t).__name__)
+    return f"\nThis {kind} with object id {id(t)} was created on line:\n  {info.where()}"
+
+
+def _why_alive(ignore: set[int], x) -> str:
+    """JAX's ``_why_alive``: one chain of referrers from ``x`` up to a module or a root, a line each
+    (``<list 1234>[0]``, ``<A 5678>.dct``, ``<function 9> (foo) closed-over variable x``)."""
+
+    def parents(o):
+        return [r for r in gc.get_referrers(o) if id(r) not in ignore and type(r) is not types.FrameType]
+
+    child, lines, seen = x, [], set()
+    while id(child) not in seen and type(child) is not types.ModuleType and parents(child):
+        parent = parents(child)[0]
+        # (an instance's __dict__ and a closure's cells: named from the object that holds them)
+        if (
+            isinstance(parent, dict)
+            and parents(parent)
+            and getattr(parents(parent)[0], "__dict__", None) is parent
+        ):
+            parent = parents(parent)[0]
+        elif type(parent) is types.CellType and parents(parent) and parents(parents(parent)[0]):
+            parent = parents(parents(parent)[0])[0]
+        kind = _JAX_TRACER_NAMES.get(type(child).__name__, type(child).__name__)
+        lines.append(f"<{kind} {id(child)}> is referred to by {_container_info(parent, id(child))}")
+        seen.add(id(child))
+        child = parent
+    return "\n" + "\n".join(lines) if lines else ""
+
+
+def _container_info(container, obj_id: int) -> str:
+    """JAX's ``_why_alive_container_info``: how ``container`` holds the object ``obj_id``."""
+    name = f"<{type(container).__name__} {id(container)}>"
+    if type(container) is types.ModuleType:
+        name = getattr(container, "__name__", name)  # (then the global: ``__main__.a``)
+    if type(container) is types.FunctionType:
+        try:
+            closure = inspect.getclosurevars(container)
+            keys = [k for k, v in {**closure.nonlocals, **closure.globals}.items() if id(v) == obj_id]
+        except (TypeError, ValueError):
+            keys = []
+        if len(keys) == 1:
+            return f"{name} ({container.__name__}) closed-over variable {keys[0]}"
+        if keys:
+            return f"{name} in closed-over variables " + ", ".join(map(repr, keys))
+    if isinstance(getattr(container, "__dict__", None), dict):
+        keys = [k for k, v in vars(container).items() if id(v) == obj_id]
+        if len(keys) == 1:
+            return f"{name}.{keys[0]}"
+        if keys:
+            return f"{name} in vars " + ", ".join(map(repr, keys))
+    if isinstance(container, list | tuple):
+        idxs = [i for i, v in enumerate(container) if id(v) == obj_id]
+        return f"{name}[{idxs[0]}]" if len(idxs) == 1 else f"{name} at indices " + ", ".join(map(str, idxs))
+    if isinstance(container, dict):
+        keys = [k for k, v in container.items() if id(v) == obj_id]
+        return f"{name}[{keys[0]!r}]" if len(keys) == 1 else f"{name} at keys " + ", ".join(map(repr, keys))
+    return name

@@ -24,7 +24,16 @@ from __future__ import annotations
 import functools
 import inspect
 
-from funcgrad.numpy._core import ARRAYLIKE_TYPES, arraylike_error, arraylike_other, is_arraylike
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
+from funcgrad.numpy._core import arraylike_error, arraylike_other, is_arraylike
+
+# The array-likes of an eager call; a tracer takes one more step, the refusal of a leaked one (JAX's
+# functions are jitted: each raises UnexpectedTracerError for a tracer of a finished
+# transformation, even one whose result would be its operand unchanged; ``core.check_live``).
+_EAGER_TYPES = (Array, np.ndarray, np.generic, int, float, complex)
 
 # fmt: off
 ARRAYLIKE_ARGS: dict[str, tuple[tuple, ...] | str] = {
@@ -459,6 +468,8 @@ def checking(fn, calls):
             for i, a in enumerate(operands(args)):
                 if not is_arraylike(a):
                     raise arraylike_error(calls, a, i)
+                if isinstance(a, core.Tracer):
+                    core.check_live(a)
             return fn(*args, **kwargs)
 
         checked.__wrapped_unchecked__ = fn
@@ -474,8 +485,12 @@ def checking(fn, calls):
         @functools.wraps(fn)
         def checked(*args, **kwargs):
             value = args[0] if args else kwargs.get(first, 0)
-            if not isinstance(value, ARRAYLIKE_TYPES) and not arraylike_other(value):
-                raise arraylike_error(name, value, 0)
+            if not isinstance(value, _EAGER_TYPES):
+                if isinstance(value, core.Tracer):
+                    if not value._trace.alive:
+                        core.check_live(value)
+                elif not arraylike_other(value):
+                    raise arraylike_error(name, value, 0)
             return fn(*args, **kwargs)
 
     else:
@@ -484,7 +499,11 @@ def checking(fn, calls):
         @functools.wraps(fn)
         def checked(*args, **kwargs):
             for a in (*args, *kwargs.values()) if kwargs else args:
-                if not isinstance(a, ARRAYLIKE_TYPES):
+                if not isinstance(a, _EAGER_TYPES):
+                    if isinstance(a, core.Tracer):
+                        if not a._trace.alive:
+                            core.check_live(a)
+                        continue
                     break
             else:  # (each argument an array or a scalar, axis=0 too: no check can fail)
                 return fn(*args, **kwargs)

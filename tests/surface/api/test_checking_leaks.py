@@ -7,6 +7,7 @@ run unchanged under it (NOTE: [leak checking]).
 from __future__ import annotations
 
 import gc
+import re
 
 import numpy as np
 import pytest
@@ -89,3 +90,37 @@ def test_checking_leaks_as_jax(case):
     # the flag is off again: a leak is no longer reported
     case(funcgrad, fnp)
     funcgrad.jit(lambda x: x)(1.0)
+
+
+class _Holder:
+    def __init__(self, dct):
+        self.dct = dct
+
+
+def test_leak_message_names_the_line_and_the_reference_chain_as_jax():
+    # (JAX's api_test test_leak_checker_reference_chain: where the leaked tracer was made, then the
+    # referrers that keep it alive, one a line)
+    def leak_message(lib, np_):
+        holder = _Holder({})
+
+        def sketch(x):
+            def foo():
+                return x
+
+            holder.dct["hi"] = [foo]
+            return x
+
+        with lib.check_tracer_leaks(), pytest.raises(Exception) as info:
+            lib.vmap(sketch)(np_.arange(3))
+        return str(info.value)
+
+    texts = [leak_message(jax, jnp), leak_message(funcgrad, fnp)]
+    chain = (
+        r"This BatchTracer with object id [0-9]+ was created on line:\n  .*test_checking_leaks\.py:\d+.*\n"
+        r"<BatchTracer [0-9]+> is referred to by <function [0-9]+> \(foo\) closed-over variable x\n"
+        r"<function [0-9]+> is referred to by <list [0-9]+>\[0\]\n"
+        r"<list [0-9]+> is referred to by <dict [0-9]+>\['hi'\]\n"
+        r"<dict [0-9]+> is referred to by <_Holder [0-9]+>\.dct\n"
+    )
+    for text in texts:
+        assert re.search(chain, text), text

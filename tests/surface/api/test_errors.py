@@ -176,3 +176,71 @@ def test_jvp_argument_errors_in_jax_words():
         TypeError, match="primal and tangent arguments to jax.jvp must have the same tree structure"
     ):
         funcgrad.jvp(lambda x, y: x * y, (np.float32(2),), (np.float32(3), np.float32(4)))
+
+
+def _leakers(lib, np_):
+    """A tracer escaping each kind of transformation, stored in a list or an attribute (JAX's
+    Common Gotchas, "tracer leaks"): ``{name: () -> leaked tracer}``."""
+    lax = lib.lax
+
+    def custom_jvp_rule(box):
+        f = lib.custom_jvp(np_.sin)
+        f.defjvp(lambda p, t: box.append(t[0]) or (f(p[0]), t[0]))
+        lib.grad(lambda x: f(x).sum())(np_.ones(3))
+
+    class Module:
+        def __call__(self, x):
+            self.h = x * 2
+            return self.h.sum()
+
+    def attribute(box):
+        m = Module()
+        lib.grad(m)(np_.ones(3))
+        box.append(m.h)
+
+    return {
+        "jit": lambda box: lib.jit(lambda x: box.append(x) or x)(np_.ones(3)),
+        "grad": lambda box: lib.grad(lambda x: box.append(x * 2) or x.sum())(np_.ones(3)),
+        "vmap": lambda box: lib.vmap(lambda x: box.append(x) or x)(np_.ones((2, 3))),
+        "scan body": lambda box: lax.scan(
+            lambda c, x: (box.append(c) or c + x, None), np_.zeros(3), np_.ones((2, 3))
+        ),
+        "while cond": lambda box: lax.while_loop(
+            lambda c: box.append(c) or c[0] < 2, lambda c: c + 1, np_.zeros(3)
+        ),
+        "custom_jvp rule": custom_jvp_rule,
+        "self attribute": attribute,
+    }
+
+
+# Uses of a leaked tracer whose result would be the tracer itself (a 1-d ravel, a real value's
+# real part, a sum over no axes, ...): JAX's jitted functions refuse each; funcgrad handed the
+# leaked tracer back, to fail later or to be returned as a value.
+_SHORTCUTS = {
+    "ravel": lambda np_, lib, t: np_.ravel(t),
+    "x.flatten()": lambda np_, lib, t: t.flatten(),
+    "sum(axis=())": lambda np_, lib, t: np_.sum(t, axis=()),
+    "real": lambda np_, lib, t: np_.real(t),
+    "x.conj()": lambda np_, lib, t: t.conj(),
+    "squeeze": lambda np_, lib, t: np_.squeeze(t),
+    "+x": lambda np_, lib, t: +t,
+    "clip": lambda np_, lib, t: np_.clip(t),
+    "atleast_1d": lambda np_, lib, t: np_.atleast_1d(t),
+    "max(axis=())": lambda np_, lib, t: np_.max(t, axis=()),
+}
+
+
+@pytest.mark.parametrize("leaker", list(_leakers(funcgrad, fnp)))
+def test_a_leaked_tracer_is_refused_where_its_use_would_return_it(leaker):
+    import jax
+    import jax.numpy as jnp
+
+    for lib, np_ in ((jax, jnp), (funcgrad, fnp)):
+        box = []
+        _leakers(lib, np_)[leaker](box)
+        for use in _SHORTCUTS.values():
+            with pytest.raises(lib.errors.UnexpectedTracerError, match="unexpected tracer"):
+                use(np_, lib, box[0])
+    # a tracer of a transformation still running is not refused: the same uses inside it
+    got = funcgrad.make_jaxpr(lambda x: [use(fnp, funcgrad, x) for use in _SHORTCUTS.values()])(fnp.ones(3))
+    assert len(got.out_avals) == len(_SHORTCUTS)
