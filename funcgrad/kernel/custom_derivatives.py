@@ -554,6 +554,8 @@ class custom_vjp(_CustomFunction):
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_args(self, args, kwargs)
+        for i in self.nondiff_argnums:
+            _refuse_nondiff_tracers(args[i])
         if any(is_state(a) for a in args):
             return _with_state_args(self, args, name)
         return process_custom_call(_CustomVJPCall(self, args, name))
@@ -657,6 +659,21 @@ def _with_state_args(custom: custom_vjp, args: tuple, name: str):
     inner = custom_vjp(fun_closing, nondiff_argnums=tuple(kept.index(i) for i in nondiff if i in kept))
     inner.defvjp(fwd_closing, bwd_closing, symbolic_zeros=custom.symbolic_zeros)
     return inner(*held.kept(args))
+
+
+def _refuse_nondiff_tracers(arg) -> None:
+    """A traced value among a custom_vjp's ``nondiff_argnums`` is JAX's UnexpectedTracerError (under
+    ``jit`` too): ``bwd`` gets those arguments as they were, outside the trace that made them."""
+    for leaf in tu.tree_leaves(arg):
+        if isinstance(leaf, core.Tracer):
+            raise core.UnexpectedTracerError(  # (JAX's words)
+                "Found a JAX Tracer object passed as an argument to a custom_vjp function in a "
+                "position indicated by nondiff_argnums as non-differentiable. Tracers cannot be "
+                "passed as non-differentiable arguments to custom_vjp functions; instead, "
+                "nondiff_argnums should only be used for arguments that can't be or contain JAX "
+                "tracers, e.g. function-valued arguments. In particular, array-valued arguments "
+                "should typically not be indicated as nondiff_argnums."
+            )
 
 
 def _param_names(fun, n: int) -> list[str]:

@@ -625,6 +625,36 @@ def test_custom_functions_closing_over_a_vmapped_value_as_jax():
         np.testing.assert_allclose(grads, np.full(3, np.cos(3.0)), rtol=1e-6)
 
 
+def test_a_traced_value_among_custom_vjp_nondiff_argnums_is_refused_as_jax():
+    # JAX's custom_api_test test_nondiff_arg_tracer_error: bwd gets nondiff arguments as they were,
+    # outside the trace that made them; JAX refuses a tracer there, under jit and vmap too (funcgrad
+    # computed jit's and vmap's, and named grad's an escaped tracer)
+    import jax
+    import jax.numpy as jnp
+
+    def check(api, np_):
+        @partial(api.custom_vjp, nondiff_argnums=(0,))
+        def f(x, y):
+            return x * y
+
+        f.defvjp(lambda x, y: (f(x, y), np_.cos(y)), lambda x, c, g: (c * g,))
+        calls = (
+            lambda: api.jit(f)(2.0, 3.0),
+            lambda: api.grad(api.jit(f), 1)(2.0, 3.0),
+            lambda: api.grad(lambda x: f(x, 3.0))(2.0),
+            lambda: api.vmap(f, (0, None))(np_.ones(2), 3.0),
+        )
+        for call in calls:
+            with pytest.raises(
+                api.errors.UnexpectedTracerError, match="nondiff_argnums as non-differentiable"
+            ):
+                call()
+        assert float(api.grad(f, 1)(2.0, 3.0)) == pytest.approx(np.cos(3.0))  # (a value is fine)
+
+    check(jax, jnp)
+    check(funcgrad, fnp)
+
+
 def test_custom_jvp_of_a_partial_and_keyword_only_defaults_as_jax():
     # JAX's custom_api_test: a functools.partial with bound keywords is opaque (its keywords are
     # not the caller's), a keyword-only default stays the function's, and binding errors say JAX's
