@@ -463,6 +463,20 @@ class _CompiledSharding(Sharding):
         return f"GSPMDSharding({self._b._fg_hlo}, devices={list(self._b._fg_devs)})"
 
 
+class _ReplicatedInScope(Sharding):
+    """``pjit``'s ``None`` (``funcgrad.experimental.pjit``): replicated over the mesh in scope
+    (``with mesh:``) when there is one, else left open as ``jit``'s ``None`` -- JAX's rule for its
+    resource-environment ``pjit``. ``sharding_leaves`` resolves it at trace time."""
+
+    _device_assignment = ()
+
+    def __repr__(self):
+        return "None"
+
+
+REPLICATED_IN_SCOPE = _ReplicatedInScope()
+
+
 def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> list:
     """One ``Sharding`` or ``None`` per leaf of ``tree``, from ``shardings`` (one sharding, or a
     pytree prefix of ``tree``); a bare ``PartitionSpec`` is a ``NamedSharding`` over the mesh in
@@ -479,7 +493,10 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
     for s in leaves:
         if not isinstance(s, Sharding | PartitionSpec) and hasattr(s, "layout") and hasattr(s, "sharding"):
             s = s.sharding  # a Format (layout + sharding): funcgrad lays arrays out in XLA's default
-        if isinstance(s, PartitionSpec):
+        if s is REPLICATED_IN_SCOPE:
+            mesh = concrete_mesh(where=where)
+            s = None if mesh is None else NamedSharding(mesh, PartitionSpec())
+        elif isinstance(s, PartitionSpec):
             mesh = concrete_mesh(where=where)
             if mesh is None:
                 raise ValueError(

@@ -1,21 +1,54 @@
 """``funcgrad.experimental.pjit``: ``pjit``, the older name of ``jit``, as
 ``jax.experimental.pjit`` (deprecated in JAX since October 2025; reading it warns as JAX's does).
 
-Layer: surface. Imports ``funcgrad.api`` (``jit``) and the standard library.
+Layer: surface. Imports ``funcgrad.api`` (``jit``), the sharding leaves of ``funcgrad._shardings``,
+the pytree kernel and the standard library.
 
->>> import warnings, funcgrad
+``pjit`` is ``jit`` with JAX's resource-environment rule for ``None``: an ``in_shardings`` or
+``out_shardings`` leaf given as ``None`` means replicated over the mesh in scope (``with mesh:``),
+where ``jit``'s ``None`` leaves the layout open; without a mesh in scope the two agree. Leaving an
+argument out (the default) leaves those layouts open, as ``jit``'s default does.
+
+>>> import warnings, funcgrad, numpy as np
+>>> from funcgrad.sharding import Mesh
 >>> from funcgrad.experimental import pjit as pjit_module
 >>> with warnings.catch_warnings(record=True):
 ...     warnings.simplefilter("always")
-...     pjit_module.pjit is funcgrad.jit
-True
+...     pjit = pjit_module.pjit
+>>> with Mesh(np.array(funcgrad.devices()[:1]), ("x",)):
+...     out = pjit(lambda x: x * 2, out_shardings=None)(np.ones(4))
+>>> out.sharding.spec, out.tolist()
+(P(), [2.0, 2.0, 2.0, 2.0])
 """
 
 import warnings
 
+from funcgrad._partition_spec import PartitionSpec
+from funcgrad._shardings import REPLICATED_IN_SCOPE, Sharding
 from funcgrad.api import jit as _jit
+from funcgrad.kernel import tree_util as _tu
 
 __all__: list[str] = []  # ``pjit`` is read through __getattr__ (JAX's deprecation), not exported
+
+_UNSPECIFIED = object()
+
+
+def _in_scope(tree):
+    if tree is _UNSPECIFIED:
+        return None
+    return _tu.tree_map(
+        lambda s: REPLICATED_IN_SCOPE if s is None else s,
+        tree,
+        is_leaf=lambda s: s is None or isinstance(s, Sharding | PartitionSpec),
+    )
+
+
+def _pjit(fun=None, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED, **options):
+    """``jit`` with ``None`` shardings replicated over the mesh in scope (JAX's ``pjit``)."""
+    return _jit(fun, in_shardings=_in_scope(in_shardings), out_shardings=_in_scope(out_shardings), **options)
+
+
+_pjit.__name__ = _pjit.__qualname__ = "pjit"
 
 
 def __getattr__(name):
@@ -25,5 +58,5 @@ def __getattr__(name):
             DeprecationWarning,
             stacklevel=2,
         )
-        return _jit  # jit takes pjit's in_shardings/out_shardings/static_argnums/donate_argnums
+        return _pjit
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ import sys
 import funcgrad
 import funcgrad.experimental.layout
 import funcgrad.experimental.xla_metadata
+from funcgrad.experimental import pjit as pjit_module
 
 from . import stubs
 
@@ -27,11 +28,6 @@ def _module(name: str, names: dict) -> stubs.Internal:
     return module
 
 
-def _pjit(fun=None, *args, **kwargs):
-    """JAX's internal ``pjit`` (the older name of ``jit``): funcgrad's ``jit``."""
-    return funcgrad.jit(fun, *args, **kwargs)
-
-
 _OWN = (
     "jax._src.pjit",
     "jax._src.layout",
@@ -45,7 +41,7 @@ _OWN = (
 def install(link) -> None:
     """Register the modules; ``link(name)`` makes each its parent's attribute."""
     layout = funcgrad.experimental.layout
-    _module("jax._src.pjit", {"pjit": _pjit})
+    _module("jax._src.pjit", {"pjit": pjit_module._pjit})  # (jax.experimental.pjit.pjit)
     _module("jax._src.layout", {"Format": layout.Format, "Layout": layout.Layout})
     _module("jax._src.named_sharding", {"NamedSharding": funcgrad.sharding.NamedSharding})
     _module("jax._src.pretty_printer", {})

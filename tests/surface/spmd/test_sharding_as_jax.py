@@ -1,0 +1,78 @@
+"""Sharded programs from JAX's own pjit_test and shard_map_test, cut to their core, against jax
+0.10.2 on 8 devices: the value, the result's sharding and each shard's shape, or the error's type
+and words.
+
+One program runs in jax (a subprocess: ``_jax_oracle``) and here on funcgrad, its names bound to
+funcgrad's modules (this process must not import jax)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from _jax_oracle import run_jax
+
+import funcgrad.numpy as fnp
+
+PROGRAM = """
+d = jax.devices()
+x8 = np.arange(64, dtype=np.float32).reshape(8, 8)
+
+
+def desc(a):
+    spec = getattr(a.sharding, "spec", None)
+    return [np.asarray(a).tolist(), None if spec is None else str(spec),
+            sorted({tuple(s.data.shape) for s in a.addressable_shards})]
+
+
+def error(fn):
+    try:
+        fn()
+        return "no error"
+    except Exception as e:
+        return [type(e).__name__, str(e).splitlines()[0]]
+
+
+cases = {}
+mesh2 = jax.sharding.Mesh(np.array(d[:2]), ("x",))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    pjit = jax.experimental.pjit.pjit
+    # pjit's None: replicated over the mesh of `with mesh:` (jit's None leaves the layout open)
+    with mesh2:
+        cases["pjit out None"] = desc(
+            pjit(lambda a, b: a + b, in_shardings=(P("x"), P("x")), out_shardings=None)(x8, x8 + 1))
+        cases["pjit in None"] = desc(pjit(lambda a: a * 2, in_shardings=None, out_shardings=P("x"))(x8))
+        cases["pjit default"] = desc(pjit(lambda a: a * 2, in_shardings=P("x"))(x8))
+        cases["pjit tree None"] = [desc(v) for v in pjit(
+            lambda a: (a, a * 2), in_shardings=P("x"), out_shardings=(P("x"), None))(x8)]
+    cases["pjit None, no mesh"] = desc(pjit(lambda a: a + 1, in_shardings=None, out_shardings=None)(x8))
+"""
+
+ORACLE = (
+    "import json, warnings, numpy as np, jax, jax.numpy as jnp, jax.experimental.pjit\n"
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n" + PROGRAM + "print(json.dumps(cases))\n"
+)
+
+
+@pytest.fixture(scope="module")
+def results():
+    import funcgrad.experimental.pjit  # noqa: F401 - jax.experimental.pjit in the program
+    from funcgrad.sharding import NamedSharding, PartitionSpec
+
+    names = {"np": np, "jax": funcgrad, "jnp": fnp, "warnings": warnings, "NamedSharding": NamedSharding}
+    names["P"] = PartitionSpec
+    exec(PROGRAM, names)
+    return json.loads(json.dumps(names["cases"])), run_jax(ORACLE)
+
+
+@pytest.mark.parametrize("case", ["pjit out None", "pjit in None", "pjit default", "pjit tree None",
+                                  "pjit None, no mesh"])  # fmt: skip
+def test_as_jax(results, case):
+    got, want = results
+    assert got[case] == want[case]
+
+
+pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
