@@ -95,6 +95,9 @@ value and what to do instead:
                                 (funcgrad mocks no GPU topology).
 ``jax_export_calling_convention_version``  the calling convention ``export`` writes (9 or 10;
                                 10 by default, as JAX's).
+``jax_export_ignore_forward_compatibility``  JAX's permission to export with lowerings newer
+                                than its forward-compatibility window: accepted, no effect
+                                (funcgrad's lowerings have no such window).
 ``jax_logging_level``           the level of the "funcgrad" logger ("NOTSET", "DEBUG", ...; None:
                                 left as it is), JAX's level of its own loggers.
 ==============================  ======================================================================
@@ -536,6 +539,7 @@ _FLAG_LIST = [
         10,
         _number("jax_export_calling_convention_version", int),
     ),
+    _Flag("jax_export_ignore_forward_compatibility", False, _bool("jax_export_ignore_forward_compatibility")),
     _Flag(
         "jax_logging_level",
         None,
