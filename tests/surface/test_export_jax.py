@@ -366,7 +366,9 @@ def test_ignore_forward_compatibility_flag_as_jaxs():
     # (shape_poly_test exports linalg.inv under it: funcgrad had no such flag)
     name = "jax_export_ignore_forward_compatibility"
     assert funcgrad.config.read(name) is getattr(jax.config, name) is False
-    with funcgrad.config.jax_export_ignore_forward_compatibility(True):
+    funcgrad.config.update(name, True)
+    try:
         assert funcgrad.config.read(name) is True
         assert export.export(funcgrad.jit(fnp.cos))(1.0).call(0.0) == 1.0
-    assert funcgrad.config.read(name) is False
+    finally:
+        funcgrad.config.update(name, False)
