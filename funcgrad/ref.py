@@ -45,7 +45,7 @@ from funcgrad._ref_errors import inner_write_message
 from funcgrad._ref_scopes import lift
 from funcgrad.kernel import core, source_info
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.partial_eval import StagingTrace
+from funcgrad.kernel.partial_eval import PartialEvalTrace, StagingTrace
 from funcgrad.numpy import _core
 from funcgrad.numpy._dtypes import ExtendedArray
 
@@ -553,7 +553,9 @@ def _staged_below(current, home):
     ``home`` written there would not be written back (``lift`` left it unbound there)."""
     t = current
     while t is not None and t is not home:
-        if isinstance(t, StagingTrace):
+        # (a partial evaluation -- linearize's, grad's -- computes its known values now: a known
+        # value written there is written when the function runs, as remat's no-grad Refs are)
+        if isinstance(t, StagingTrace) and type(t) is not PartialEvalTrace:
             return t
         t = t.parent
     return None

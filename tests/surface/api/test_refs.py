@@ -465,6 +465,19 @@ def _remat_program(lib):
 
         seen.append(np.asarray(lib.grad(lib.jit(g) if jit else g)(F32(2.0))))
         seen.append(np.asarray(c_ref[...]))
+    # Nested checkpoints (test_remat_basic_closed_over_nested): the no-grad Ref's known value is
+    # written while grad's partial evaluation runs the known part (funcgrad refused it)
+    n_ref = lib.new_ref(F32(1.0), kind="no_grad_no_remat")
+
+    @lib.remat
+    @lib.remat
+    def h(y):
+        out = y * n_ref[...]
+        n_ref[...] += 1
+        return out * out
+
+    seen.append(np.asarray(lib.grad(h)(F32(2.0))))
+    seen.append(np.asarray(n_ref[...]))
     return seen
 
 
