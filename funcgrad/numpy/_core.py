@@ -914,11 +914,19 @@ def select(pred, on_true, on_false):
     """``where(pred, on_true, on_false)`` on operands of one dtype; broadcasts all three.
 
     Used by compositions that must not promote (the values already have the right dtype).
+
+    As JAX's ``jnp.where`` (which JAX's compositions call where funcgrad's call this): an empty
+    result is ``on_true`` broadcast, no select built, so no derivative flows from ``on_false`` --
+    ``jvp`` of ``hypot`` or ``nn.sparse_plus`` of an empty array has a zero tangent in jax, and an
+    operation after it without a derivative rule (``nextafter``, ``pmax``) is not differentiated.
     """
     pred, on_true, on_false = broadcast_args(pred, on_true, on_false)
     shape = broadcast_shapes(shape_of(pred), shape_of(on_true), shape_of(on_false))
     if shape_of(on_true) != shape:
         on_true = broadcast_to(on_true, shape)
+    if 0 in shape:  # (weak only where both cases are, as the promotion before JAX's where)
+        t = aval(on_true)
+        return convert(on_true, t.dtype) if t.weak_type and not aval(on_false).weak_type else on_true
     if shape_of(on_false) != shape:
         on_false = broadcast_to(on_false, shape)
     out = ew.select_n_p.bind(pred, on_false, on_true)

@@ -758,3 +758,21 @@ def test_imag_of_a_traced_real_array_is_staged_not_a_constant():
     theirs = jax.make_jaxpr(lambda x: norm(jax, x))(x)
     assert len(ours.consts) == len(theirs.consts) == 0
     assert float(funcgrad.jit(lambda x: norm(funcgrad, x))(x)) == float(jax.jit(lambda x: norm(jax, x))(x))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (3,)])
+def test_an_empty_where_has_its_first_branchs_tangent_as_jax(shape):
+    # JAX's jnp.where returns its first branch for an empty result (no select), so hypot's tangent
+    # of an empty array is a zero and nextafter after it is not differentiated (the random-program
+    # fuzzer, seed 15001: funcgrad raised 'Differentiation rule for nextafter'); a non-empty one raises
+    jax = pytest.importorskip("jax")
+
+    def run(T, np_):
+        x = np.ones(shape, np.float32)
+        f = lambda a: np_.nextafter(np_.hypot(a, a), a)  # noqa: E731
+        try:
+            return [v.shape for v in T.jvp(f, (x,), (x,))]
+        except NotImplementedError as e:
+            return str(e)
+
+    assert run(funcgrad, fnp) == run(jax, jax.numpy)
