@@ -589,6 +589,15 @@ def python_scalar_dtype(x) -> np.dtype:
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
+def not_promotable(dtype) -> ValueError:
+    """JAX's error for a dtype outside its type-promotion lattice (a typed PRNG key's, say).
+
+    >>> not_promotable("key<fry>")
+    ValueError('dtype=key<fry> is not a valid dtype for JAX type promotion.')
+    """
+    return ValueError(f"dtype={dtype} is not a valid dtype for JAX type promotion.")
+
+
 def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
     """Promote ``(dtype, weak_type)`` pairs the NumPy 2 way; returns ``(dtype, weak_type)``.
 
@@ -608,7 +617,7 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
         if len(set(strong)) == 1 and not weak:
             return strong[0], False
         bad = next(d for d in strong if not isinstance(d, np.dtype))
-        raise ValueError(f"dtype={bad} is not a valid dtype for JAX type promotion.")
+        raise not_promotable(bad)
     if not _self.x64_enabled:
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
         return TO_32.get(out, out), is_weak

@@ -549,7 +549,7 @@ def _least_upper_bound(nodes):
     unique = set(nodes)
     missing = [n for n in unique if n not in bounds]
     if missing:
-        raise ValueError(f"dtype={missing[0]} is not a valid dtype for JAX type promotion.")
+        raise _dt.not_promotable(missing[0])
     common = frozenset.intersection(*(bounds[n] for n in unique))
     least = (common & unique) or {c for c in common if common <= bounds[c]}
     if len(least) == 1:

@@ -490,7 +490,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("size and fill_value are only valid with the one-argument form of where")
     if (keys := extended_in((x, y))) is not None:  # typed PRNG keys (ExtendedArray): with keys only
         if not (isinstance(x, ExtendedArray) and isinstance(y, ExtendedArray)):  # (JAX's error)
-            raise ValueError(f"dtype={keys.dtype} is not a valid dtype for JAX type promotion.")
+            raise _dt.not_promotable(keys.dtype)
         return keys._numpy_function(_where_pair, (condition, [x, y]), {})
     return where3(condition, x, y)
 
