@@ -189,6 +189,32 @@ def zero_from_primal(val, symbolic_zeros: bool = False):
     return tu.tree_map(leaf, val)
 
 
+def refuse_jvp(fun: custom_jvp, message: str) -> None:
+    """Give the ``custom_jvp`` function ``fun`` the derivative of a JAX primitive that has no JVP
+    rule: a zero tangent while no input is differentiated (each tangent a symbolic zero), else
+    JAX's ``NotImplementedError(message)`` -- where funcgrad's composition would compute one.
+
+    >>> import funcgrad
+    >>> @custom_jvp
+    ... def f(x):
+    ...     return x
+    >>> refuse_jvp(f, "Differentiation rule for 'f' not implemented")
+    >>> try:
+    ...     funcgrad.jvp(f, (1.0,), (2.0,))
+    ... except NotImplementedError as e:
+    ...     print(e)
+    Differentiation rule for 'f' not implemented
+    """
+
+    def jvp(primals, tangents):
+        out = fun(*primals)
+        if all(type(t) is SymbolicZero for t in tangents):
+            return out, SymbolicZero.from_primal_value(out)
+        raise NotImplementedError(message)
+
+    fun.defjvp(jvp, symbolic_zeros=True)
+
+
 class _GradientRule:
     """``custom_gradient``'s residuals: the staged gradient rule (static) and the values it closes
     over (the pytree's leaves, so an enclosing transformation sees and moves them)."""

@@ -25,6 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad._control_flow import while_loop
+from funcgrad.custom_derivatives import refuse_jvp
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
@@ -358,16 +359,9 @@ def _igamma_grad_a(a, x):
     return _with_work_dtype(_igamma_derivative(_Mode.DERIVATIVE), a, x)
 
 
-def _igamma_grad_a_jvp(primals, tangents):
-    # JAX's igamma_grad_a is a primitive without a JVP rule: differentiating it (igamma's second
-    # derivative in a, forward or reverse) raises; funcgrad's while loop would have computed one
-    out = _igamma_grad_a(*primals)
-    if all(type(t) is SymbolicZero for t in tangents):
-        return out, SymbolicZero.from_primal_value(out)
-    raise NotImplementedError("Differentiation rule for 'igamma_grad_a' not implemented")
-
-
-_igamma_grad_a.defjvp(_igamma_grad_a_jvp, symbolic_zeros=True)
+# JAX's igamma_grad_a is a primitive without a JVP rule: differentiating it (igamma's second
+# derivative in a, forward or reverse) raises; funcgrad's while loop would have computed one
+refuse_jvp(_igamma_grad_a, "Differentiation rule for 'igamma_grad_a' not implemented")
 
 
 def random_gamma_grad(a, x):

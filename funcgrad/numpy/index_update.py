@@ -17,9 +17,10 @@ import numpy as np
 
 from funcgrad._control_flow import while_loop
 from funcgrad._placement import reshard
+from funcgrad.custom_derivatives import refuse_jvp
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
+from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import _dtypes
 from funcgrad.numpy._core import (
@@ -392,20 +393,20 @@ class _IndexUpdateRef:
         [1.0, 400.0]
         """
         array = asarray(self.array)
+        # x[idx]: func's operand where indices are unique, and its shape says whether the slice is
+        # empty (JAX's .at[] skips the scatter then: x as it is, differentiable).
         selected = getitem(array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
-        if 0 in selected.shape:  # (JAX's .at[] skips the scatter for an empty slice: x as it is)
+        if 0 in selected.shape:
             return array
         array = call_custom(_scatter_apply_operand, array)  # (JAX's scatter_apply has no JVP)
         if not (unique_indices or _selects_unique(array, self.index)):
-            x = array
-            zeros = constant(0, np.int32, x.shape)
+            zeros = constant(0, np.int32, array.shape)
             counts = _scatter(
                 zeros, self.index, 1, ix.scatter_add, mode, indices_are_sorted, False, wrap_negative_indices
             )
-            return _apply_counted(x, counts, func)
-        current = getitem(array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
+            return _apply_counted(array, counts, func)
         return _IndexUpdateRef(array, self.index).set(
-            func(current),
+            func(selected),
             indices_are_sorted=indices_are_sorted,
             unique_indices=unique_indices,
             mode=mode,
@@ -418,16 +419,9 @@ def _scatter_apply_operand(x):
     return x
 
 
-def _scatter_apply_jvp(primals, tangents):
-    # JAX's scatter_apply has no JVP rule: differentiating .at[].apply with respect to the array
-    # (forward or reverse) raises its NotImplementedError; funcgrad's composition would have computed
-    (t,) = tangents
-    if type(t) is SymbolicZero:
-        return primals[0], t
-    raise NotImplementedError("scatter_apply JVP not implemented")
-
-
-_scatter_apply_operand.defjvp(_scatter_apply_jvp, symbolic_zeros=True)
+# JAX's scatter_apply has no JVP rule: differentiating .at[].apply with respect to the array
+# (forward or reverse) raises its NotImplementedError; funcgrad's composition would have computed
+refuse_jvp(_scatter_apply_operand, "scatter_apply JVP not implemented")
 
 
 class IndexUpdateHelper:
