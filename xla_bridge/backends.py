@@ -35,6 +35,7 @@ from . import buffer_cache, plugins
 __all__ = [
     "ArrayImpl",
     "Backend",
+    "approx_top_k_output_size",
     "DONATED",
     "Device",
     "JaxRuntimeError",
@@ -566,6 +567,18 @@ def set_compiler_options(opts, pairs) -> None:
             rest.append((name, value))
     if rest:
         opts.env_option_overrides = rest
+
+
+def approx_top_k_output_size(
+    input_size: int, rank: int, k: int, recall_target: float, reduction_input_size_override: int
+) -> int:
+    """How many entries ``approx_max_k(..., aggregate_to_topk=False)`` keeps along its axis: XLA's
+    window count for ``recall_target`` (the CPU keeps them sorted, as JAX's fallback does)."""
+    return int(
+        _jax.approx_top_k_reduction_output_size(
+            input_size, rank, k, recall_target, False, reduction_input_size_override
+        )[0]
+    )
 
 
 def _backend_of(device) -> Backend:

@@ -3,13 +3,14 @@
 ``index_take``, ``broadcast_like``, ``ragged_dot``/``ragged_dot_general`` (grouped matrix products),
 ``platform_dependent``, ``composite``.
 
-Layer: surface. Imports ``funcgrad.numpy`` and the other ``funcgrad.lax`` modules; everything here
+Layer: surface. Imports ``funcgrad.numpy``, the other ``funcgrad.lax`` modules and
+``xla_bridge.backends`` (XLA's approximate top-k output size); everything here
 is a composition of existing operations (no new primitives), so it differentiates, batches and
 compiles like them.
 
 ``approx_max_k``/``approx_min_k`` return the exact top ``k`` (what XLA's CPU backend computes for
 them too); ``recall_target`` and ``reduction_input_size_override`` only tune the approximation on
-TPUs and are accepted for that reason.
+TPUs, and size XLA's partial result that ``aggregate_to_topk=False`` returns (sorted on a CPU).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import ops, slicing
 from funcgrad.numpy._core import convert
 from funcgrad.primitives.call import composite_p
+from funcgrad.xla_bridge.backends import approx_top_k_output_size
 
 __all__ = [
     "DotDimensionNumbers",
@@ -220,13 +222,14 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices
     )
 
 
-def _top_k_along(operand, k: int, dim: int, largest: bool, aggregate_to_topk: bool, name: str):
+def _top_k_along(operand, k: int, dim: int, largest: bool, aggregate_to_topk: bool, name: str,
+                 recall_target: float = 0.95, override: int = -1):  # fmt: skip
     x = fnp.asarray(operand)
     if not fnp.issubdtype(x.dtype, fnp.floating):  # (bfloat16 included: its NumPy kind is 'V')
         raise ValueError(f"operand must be a floating type ({name} of {x.dtype})")
-    if not aggregate_to_topk:
-        raise ValueError(f"{name}: aggregate_to_topk=False (a TPU partial result) is not supported")
     dim = dim % x.ndim
+    if not aggregate_to_topk:  # (XLA's partial result: its size of windows, sorted on a CPU as JAX's)
+        k = approx_top_k_output_size(x.shape[dim], x.ndim, int(k), float(recall_target), int(override))
     moved = fnp.moveaxis(x, dim, -1)
     values, idx = slicing.top_k(moved if largest else ops.neg(moved), int(k))
     if not largest:
@@ -241,7 +244,10 @@ def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
     >>> [v.tolist() for v in approx_max_k(np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]]), 2)]
     [[[5.0, 3.0], [6.0, 4.0]], [[1, 2], [2, 0]]]
     """
-    return _top_k_along(operand, k, reduction_dimension, True, aggregate_to_topk, "approx_max_k")
+    return _top_k_along(
+        operand, k, reduction_dimension, True, aggregate_to_topk, "approx_max_k", recall_target,
+        reduction_input_size_override,
+    )  # fmt: skip
 
 
 def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
@@ -251,7 +257,10 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
     >>> [v.tolist() for v in approx_min_k(np.array([1.0, 5.0, 3.0]), 2)]
     [[1.0, 3.0], [0, 2]]
     """
-    return _top_k_along(operand, k, reduction_dimension, False, aggregate_to_topk, "approx_min_k")
+    return _top_k_along(
+        operand, k, reduction_dimension, False, aggregate_to_topk, "approx_min_k", recall_target,
+        reduction_input_size_override,
+    )  # fmt: skip
 
 
 def stack(operands: Sequence, axis: int = 0):
