@@ -313,8 +313,8 @@ class RefView:
         return part if _whole(idx) else part[idx]
 
     def __setitem__(self, idx, value) -> None:
-        part = self._part()
-        self.ref[self.index] = value if _whole(idx) else part.at[idx].set(value)
+        # (writing the whole part reads nothing: no read is staged for it)
+        self.ref[self.index] = value if _whole(idx) else self._part().at[idx].set(value)
 
     def __len__(self) -> int:
         if not self.shape:
