@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from funcgrad import _vmappables
 from funcgrad import ref as _ref
 from funcgrad._api_util import (
     arg_paths,
@@ -58,13 +59,14 @@ def vmap(
     spmd = _spmd_names(spmd_axis_name)
     # As JAX's, checked when vmap is applied, in its words: a bool is not an axis, nor a dict
     # at the top (one entry per positional argument), nor an array leaf.
-    if not (in_axes is None or type(in_axes) in (int, tuple) or isinstance(in_axes, np.integer)):
+    specs = _vmappables.spec_types()  # (NOTE: [vmappable types])
+    if not (in_axes is None or type(in_axes) in (int, tuple) or isinstance(in_axes, (np.integer, *specs))):
         raise TypeError(
             "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
             f"positional arguments passed to the function, but got {in_axes}."
         )
     for axes, what in ((in_axes, "in_axes"), (out_axes, "out_axes")):
-        if not all(_is_axis(leaf) for leaf in tu.tree_leaves(axes)):
+        if not all(_is_axis(leaf) or isinstance(leaf, specs) for leaf in tu.tree_leaves(axes)):
             raise TypeError(
                 f"vmap {what} must be an int, None, or (nested) container with those types as "
                 f"leaves, but got {axes}."
@@ -87,6 +89,10 @@ def vmap(
                 f"len(args)={len(args)}: in_axes must have one entry per positional argument"
             )
         all_args = (args, kwargs)
+        if _vmappables.vmappables:  # (NOTE: [vmappable types])
+            flat_args = tu.tree_flatten(all_args, _vmappables.is_vmappable)[0]
+            if _vmappables.involved(flat_args, in_axes, out_axes):
+                return _vmappables.vmap_vmappables(fun, args, kwargs, in_axes, out_axes, axis_size, axis_name)
         flat_args, in_tree = tu.tree_flatten(all_args)
         try:
             in_dims = tu.broadcast_prefix((in_axes, 0), all_args)

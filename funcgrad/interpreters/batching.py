@@ -23,11 +23,12 @@ an ``AxisData`` first (``size``, ``name``); ``axis_primitive_batchers`` rules (a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
+# (custom types that ``vmap`` maps, JAX's ``vmappables``: NOTE: [vmappable types])
+from funcgrad._vmappables import register_vmappable, unregister_vmappable, vmappables  # noqa: F401
 from funcgrad.interpreters._rule_table import RuleTable, WriteOnlyTable
 from funcgrad.kernel import batching as _batching
 from funcgrad.kernel import core as _core
@@ -225,31 +226,3 @@ def defreducer(prim) -> None:
         return out, kept.index(d)
 
     fancy_primitive_batchers[prim] = rule
-
-
-# Custom types that ``vmap`` maps (JAX's ``vmappables``): recorded for libraries that register
-# one at import; funcgrad's vmap maps arrays only and reports any other leaf as an invalid array
-# type, naming it.
-vmappables: dict[type, tuple[type, type]] = {}
-_vmappable_handlers: dict[type, tuple[Callable, Callable, Callable | None]] = {}
-
-
-def register_vmappable(data_type: type, spec_type: type, axis_size_type: type, to_elt, from_elt, make_iota):
-    """Record ``data_type`` as mappable by ``vmap`` with the given element handlers (JAX's API).
-    funcgrad's ``vmap`` maps arrays only: a value of such a type passed to it is reported as
-    not an array type (the record lets libraries that register at import time load).
-
-    >>> class Boxed: pass
-    >>> register_vmappable(Boxed, int, int, None, None, None); Boxed in vmappables
-    True
-    >>> unregister_vmappable(Boxed); Boxed in vmappables
-    False
-    """
-    vmappables[data_type] = (spec_type, axis_size_type)
-    _vmappable_handlers[data_type] = (to_elt, from_elt, make_iota)
-
-
-def unregister_vmappable(data_type: type) -> None:
-    """Forget a type recorded with ``register_vmappable``."""
-    vmappables.pop(data_type, None)
-    _vmappable_handlers.pop(data_type, None)

@@ -704,3 +704,53 @@ def test_an_abstract_eval_of_the_wrong_arity_is_refused_in_jaxs_words():
     for p in (one, many):
         with pytest.raises(ValueError, match=rf"{p.name}.abstract_eval\(\) method should return a tuple or"):
             funcgrad.jit(p.bind)(1.0)
+
+
+class _Named:
+    """batching_test's NamedArray: named axes around an array, a pytree and a vmappable type."""
+
+    def __init__(self, names, data):
+        self.names, self.data = list(names), data
+
+
+class _NamedSpec:
+    def __init__(self, name, axis):
+        self.name, self.axis = name, axis
+
+
+def _named_to_elt(cont, _, val, spec):
+    names = list(val.names)
+    assert names.pop(spec.axis) == spec.name
+    return _Named(names, cont(val.data, spec.axis))
+
+
+def _named_from_elt(cont, size, elt, spec):
+    names = list(elt.names)
+    names.insert(spec.axis, spec.name)
+    return _Named(names, cont(size, elt.data + 1, spec.axis))  # (a handler may compute)
+
+
+def test_vmap_maps_registered_vmappable_types_as_jax():
+    # (batching_test's VmappableTest: a registered type is a leaf of vmap's arguments and
+    # results, mapped through its to_elt/from_elt handlers along specs of its own type)
+    import jax
+    from jax.interpreters import batching as jax_batching
+
+    got = []
+    for lib, bt in ((jax, jax_batching), (funcgrad, batching)):
+        lib.tree_util.register_pytree_node(
+            _Named, lambda x: ((x.data,), x.names), lambda n, xs: _Named(n, xs[0])
+        )
+        bt.register_vmappable(_Named, _NamedSpec, int, _named_to_elt, _named_from_elt, None)
+        f = lambda x: _Named(x.names, x.data * x.data)  # noqa: E731
+        try:
+            for g in (f, lib.jit(f)):
+                g = lib.vmap(g, in_axes=_NamedSpec("i", 0), out_axes=_NamedSpec("i", 1), axis_size=3)
+                out = g(_Named(["i", "j"], np.arange(12.0).reshape(3, 4)))
+                got.append((out.names, np.asarray(out.data)))
+        finally:
+            bt.unregister_vmappable(_Named)
+    want = np.arange(12.0).reshape(3, 4).T ** 2 + 1
+    for names, data in got:
+        assert names == ["j", "i"]
+        np.testing.assert_allclose(data, want)
