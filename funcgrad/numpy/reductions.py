@@ -101,10 +101,12 @@ def _numeric(dtype) -> np.dtype:
     return np.dtype(_dt.default_int) if dtype == np.bool_ else dtype
 
 
-def _computation_dtype(dtype) -> np.dtype:
+def _computation_dtype(dtype, requested=None) -> np.dtype:
     # Half-precision floats are summed in float32 and rounded once at the end, as jax.numpy does
-    # (NumPy would round every partial sum of a float16 reduction).
-    return np.dtype(np.float32) if dtype in _HALF else dtype
+    # (NumPy would round every partial sum of a float16 reduction) -- unless a dtype was asked for:
+    # jnp.sum/prod/mean(x, dtype=float16) accumulate in float16 (upcast_f16_for_computation=(dtype
+    # is None)).
+    return np.dtype(np.float32) if dtype in _HALF and requested is None else dtype
 
 
 _HALF = (np.dtype(np.float16), _dt.bfloat16)
@@ -153,7 +155,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         if promote_integers
         else _numeric(a.dtype)
     )
-    compute = _computation_dtype(target)
+    compute = _computation_dtype(target, dtype)
     a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
     a = _masked(a, where, 0)
@@ -179,13 +181,14 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
         if promote_integers
         else _numeric(a.dtype)
     )
-    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    compute = _computation_dtype(target, dtype)
+    a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
     a = _masked(a, where, 1)
     res = red.reduce_prod(a, axes)
     if initial is not None:
-        res = ew.mul_p.bind(res, _initial_as(initial, target))
-    return _keepdims(res, in_shape, axes, keepdims)
+        res = ew.mul_p.bind(res, _initial_as(initial, compute))
+    return _keepdims(_round_to(res, target), in_shape, axes, keepdims)
 
 
 def _initial_as(initial, dtype):
@@ -419,7 +422,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _check_where_initial("mean", where)
     a, axes = _prepare("mean", a, axis)
     target = _float_dtype(a.dtype, dtype)
-    compute = _computation_dtype(target)
+    compute = _computation_dtype(target, dtype)
     a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
     total = red.reduce_sum(_masked(a, where, 0), axes)
     n = _count(a, axes, where)
@@ -652,7 +655,15 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):  # 
     2.0
     """
     _check_where_initial("nanmean", where)
-    return mean(a, axis, dtype, out, keepdims, where=_not_nan_mask(a, where))
+    a = asarray(a)
+    if not _dt.is_inexact(a.dtype):
+        return mean(a, axis, dtype, out, keepdims, where=where)
+    # (JAX's: the sum of the non-NaN elements over their count, both in the result's dtype --
+    # float16 accumulates in float16 there, where mean would accumulate in float32)
+    dtype = a.dtype if dtype is None else check_user_dtype(dtype, "mean")
+    count = sum(_not_nan_mask(a, None), axis, dtype, out, keepdims, where=where)
+    total = nansum(a, axis, dtype, out, keepdims, where=where)
+    return ew.div_p.bind(total, count)
 
 
 def nanvar(

@@ -666,6 +666,29 @@ def test_var_and_std_with_an_integer_dtype_as_jax():
         fnp.std(x, dtype="int32")
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_sums_products_and_means_round_as_jax(dtype):
+    # jax.numpy accumulates float16/bfloat16 in float32 only when no dtype is asked for
+    # (upcast_f16_for_computation=(dtype is None)): prod did not upcast, sum/mean(dtype=float16)
+    # did; nanmean sums in the input's dtype. Compared bit for bit under jit (the compiled
+    # reductions; eagerly NumPy's order of additions differs)
+    jax = pytest.importorskip("jax")
+    x = (np.random.default_rng(2).standard_normal(64) * 2).astype(jax.numpy.dtype(dtype))
+    cases = {
+        "prod": lambda m, v: m.prod(v * 0.05 + 1),
+        "sum_f16": lambda m, v: m.sum(v, dtype=np.float16),
+        "mean_f16": lambda m, v: m.mean(v, dtype=np.float16),
+        "nanmean": lambda m, v: m.nanmean(v),
+        "nanprod": lambda m, v: m.nanprod(v * 0.05 + 1, axis=0),
+        "sum": lambda m, v: m.sum(v.reshape(8, 8), axis=1),
+    }
+    for name, f in cases.items():
+        want = np.asarray(jax.jit(lambda v, f=f: f(jax.numpy, v))(x))
+        got = np.asarray(funcgrad.jit(lambda v, f=f: f(fnp, v))(x))
+        assert got.dtype == want.dtype, name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
 def test_quantiles_of_a_0d_array_with_keepdims_as_jax():
     # Found by the fuzzer: JAX ravels a 0-d input and keeps that axis (NumPy gives 0-d)
     jnp = pytest.importorskip("jax").numpy
