@@ -14,7 +14,9 @@ quasi-dynamic data (``has_qdd``) passed to a jitted function, or closed over by 
 before and written back after the call (NOTE: [mutable high-level values] in funcgrad/ref.py); one a
 scan body touches is carried through the loop (NOTE: [state in loop bodies]). What does not: such
 values as arguments under grad/vmap/scan (they are not pytrees; those transformations refuse them
-as non-array arguments), and ``VJPHiPrimitive``'s custom rules.
+as non-array arguments). A ``VJPHiPrimitive`` is called as a ``custom_vjp`` of its ``expand``
+whose rules are its ``vjp_fwd`` and ``vjp_bwd_retval`` (or ``vjp_bwd``'s accumulators); its
+``jvp``, ``batch`` and ``transpose`` rules are not used (vmap batches ``expand``).
 
 >>> class Counter:
 ...     def __init__(self, n): self.n = n
@@ -30,7 +32,10 @@ from funcgrad._ref_scopes import HITYPES, lift_box
 from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from funcgrad.kernel import core as _core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.custom_derivatives import custom_vjp
 from funcgrad.ref import AbstractRef
+from funcgrad.ref import RefView as TransformedRef
 
 __all__ = [
     "AbstractRef",
@@ -38,9 +43,12 @@ __all__ = [
     "AvalMutableQDD",
     "AvalQDD",
     "HiPrimitive",
+    "HiPspec",
     "HiType",
     "MutableHiType",
     "ShapedArray",
+    "TransformedRef",
+    "VJPHiPrimitive",
     "Zero",
     "aval_method",
     "aval_property",
@@ -149,3 +157,114 @@ class _EffectTypes(set):
 
 # Effects that control flow may carry (JAX's effect system; funcgrad's IR has no effects).
 control_flow_allowed_effects = _EffectTypes()
+
+
+class HiPspec:
+    """JAX's base class of a high-level type's partition spec (``HiType.shard``/``unshard``); a
+    marker class in funcgrad, whose high-level types are not sharded as such."""
+
+
+class _Accum:
+    """What ``VJPHiPrimitive.vjp_bwd`` adds an input's cotangent into (JAX's ``GradAccum``)."""
+
+    def __init__(self):
+        self.value = None
+
+    def accum(self, x) -> None:
+        self.value = x if self.value is None else self.value + x
+
+
+class VJPHiPrimitive:
+    """An operation with its own reverse-mode rule (JAX's ``jax.experimental.hijax.VJPHiPrimitive``).
+    A subclass's ``__init__`` sets ``in_avals``, ``out_aval`` and ``params`` and calls this one;
+    ``expand(*args)`` computes it, ``vjp_fwd(nzs_in, *args)`` gives ``(out, residuals)`` and
+    ``vjp_bwd_retval(residuals, out_ct)`` the input cotangents (or ``vjp_bwd(residuals, out_ct,
+    *accums)`` adds them into accumulators). A call is a ``custom_vjp`` of ``expand`` with those
+    rules (NOTE: [refs are functionalised at trace time]: funcgrad has no high-level primitives in
+    its jaxprs).
+
+    >>> import funcgrad
+    >>> class Cube(VJPHiPrimitive):
+    ...     def __init__(self, aval):
+    ...         self.in_avals, self.out_aval, self.params = (aval,), aval, {}
+    ...         super().__init__()
+    ...     def expand(self, x): return x ** 3
+    ...     def vjp_fwd(self, nzs_in, x): return x ** 3, x
+    ...     def vjp_bwd_retval(self, x, g): return (3.0 * x ** 2 * g,)
+    >>> cube = Cube(funcgrad.typeof(2.0))
+    >>> float(cube(2.0)), float(funcgrad.grad(cube)(2.0))
+    (8.0, 12.0)
+    """
+
+    params: dict = {}
+    effects: frozenset = frozenset()
+
+    def __init__(self):
+        for name in ("in_avals", "out_aval", "params"):
+            if not hasattr(self, name):
+                raise AttributeError(f"subclass __init__ should set `self.{name}`")
+        if (
+            type(self).vjp_bwd is not VJPHiPrimitive.vjp_bwd
+            and type(self).vjp_bwd_retval is not VJPHiPrimitive.vjp_bwd_retval
+        ):
+            raise AttributeError(
+                f"subclass {type(self)} should not override both `vjp_bwd` and `vjp_bwd_retval`"
+            )
+        self.in_avals_flat, self.in_tree = tu.tree_flatten(self.in_avals)
+        self.out_avals_flat, self.out_tree = tu.tree_flatten(self.out_aval)
+        self.__dict__.update(self.params)
+        self.check(*self.in_avals)
+
+    def expand(self, *args):
+        raise NotImplementedError(f"subclass {type(self)} must implement `expand`")
+
+    def vjp_fwd(self, nzs_in, /, *args):
+        raise NotImplementedError(f"for grad support, subclass {type(self)} must implement `vjp_fwd`")
+
+    def vjp_bwd(self, res, outgrad, /, *arg_accums):
+        args_grad = self.vjp_bwd_retval(res, outgrad)
+        tu.tree_map(
+            lambda acc, v: isinstance(acc, _Accum) and acc.accum(v), list(arg_accums), list(args_grad)
+        )
+
+    def vjp_bwd_retval(self, res, outgrad, /):
+        raise NotImplementedError(
+            f"for grad support, subclass {type(self)} must implement `vjp_bwd` or `vjp_bwd_retval`"
+        )
+
+    def check(self, *arg_tys):
+        return None
+
+    def __call__(self, *args):
+        prim = self
+
+        def call(*args):
+            return prim.expand(*args)
+
+        def fwd(*args):
+            return prim.vjp_fwd(tu.tree_map(lambda _: True, args), *args)
+
+        def bwd(res, ct):
+            if type(prim).vjp_bwd is VJPHiPrimitive.vjp_bwd:
+                return tuple(prim.vjp_bwd_retval(res, ct))
+            accums = [tu.tree_map(lambda _: _Accum(), a) for a in args]
+            prim.vjp_bwd(res, ct, *accums)
+            return tuple(
+                tu.tree_map(
+                    lambda acc: acc.value, acc_tree, is_leaf=lambda a: isinstance(a, _Accum)
+                )  # (None where nothing was added: a zero cotangent)
+                for acc_tree in accums
+            )
+
+        op = custom_vjp(call)
+        op.defvjp(fwd, bwd)
+        return op(*args)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}[{self.params}]"
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(self.params.items()), self.effects))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params and self.effects == other.effects

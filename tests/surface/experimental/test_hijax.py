@@ -172,3 +172,49 @@ def test_a_cond_given_a_ref_whose_branch_writes_a_box():
 
     out = funcgrad.lax.cond(True, branch, lambda ref: ref[...], r)
     assert float(out) == 2.0 and float(r[...]) == 2.0 and float(b.get()["a"]) == 1.0
+
+
+def test_a_vjp_hi_primitive_is_a_custom_vjp_of_its_expansion_as_jax():
+    # JAX's jax.experimental.hijax.VJPHiPrimitive (hijax_test's Square): its value is expand's, its
+    # gradient its vjp_fwd/vjp_bwd_retval rules' (here deliberately not expand's derivative, so
+    # the rule is seen to run), under jit and vmap too; vjp_bwd's accumulators as well.
+    jax = pytest.importorskip("jax")
+    from jax.experimental import hijax as jhijax
+
+    seen = {}
+    for lib, hx in ((funcgrad, hijax), (jax, jhijax)):
+
+        class Square(hx.VJPHiPrimitive):
+            def __init__(self, aval, accums=False):
+                self.in_avals, self.out_aval, self.params = (aval,), aval, {}
+                super().__init__()
+
+            def expand(self, x):
+                return x * x
+
+            def vjp_fwd(self, nzs_in, x):
+                return x * x, x
+
+            def vjp_bwd_retval(self, x, g):
+                return (3.0 * x * g,)
+
+            def batch_dim_rule(self, axis_data, dims):
+                return dims[0]
+
+        class SquareAccum(Square):
+            vjp_bwd_retval = hx.VJPHiPrimitive.vjp_bwd_retval
+
+            def vjp_bwd(self, x, g, x_acc):
+                x_acc.accum(5.0 * x * g)
+
+        x = np.float32(1.5)
+        sq, sq_acc = Square(lib.typeof(x)), SquareAccum(lib.typeof(x))
+        seen[lib] = [
+            float(sq(x)),
+            float(lib.jit(sq)(x)),
+            float(lib.grad(sq)(x)),
+            float(lib.grad(lib.jit(sq))(x)),
+            float(lib.grad(sq_acc)(x)),
+            np.asarray(lib.vmap(Square(lib.typeof(x)))(np.arange(3, dtype=np.float32))).tolist(),
+        ]
+    assert seen[funcgrad] == seen[jax]

@@ -30,6 +30,7 @@ _MODULES = {
     "jax._src.lax_reference": "jaxshim.lax_reference",
     "jax._src.numpy": "jaxshim.numpy_internal",
     "jax._src.numpy.util": "jaxshim.numpy_internal",
+    "jax._src.hijax": "jaxshim.hijax_internal",
 }
 
 

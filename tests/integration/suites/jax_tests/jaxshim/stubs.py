@@ -177,6 +177,7 @@ NAMES = {
     "jax._src.lib.mlir.dialects.hlo": {},
     "jax._src.pmap": {},
     "jax._src.state.discharge": {},
+    "jax._src.state.indexing": {},
     "jax._src.state.primitives": {},
     "jax._src.stages": {},
 }
@@ -376,6 +377,12 @@ def install() -> None:
     for name in ("new_ref", "freeze", "empty_ref", "free_ref"):  # (jax.ref's, which core holds in JAX)
         if not hasattr(jcore, name):
             setattr(jcore, name, getattr(jax.ref, name))
+    if not hasattr(jcore, "aval_mapping_handlers"):  # (JAX's vmap rules of avals: hijax_test sets one)
+        jcore.aval_mapping_handlers = {}
+    if not hasattr(jcore, "cur_qdd"):  # (a mutable high-level value's quasi-dynamic data)
+        from funcgrad.experimental.hijax import cur_qdd
+
+        jcore.cur_qdd = cur_qdd
     if not hasattr(jcore.Primitive, "def_effectful_abstract_eval"):
         # (a test file's own effectful primitive, defined at import: funcgrad's jaxprs carry no
         # effects, so the rule's effects are dropped here and the tests about them fail alone)
