@@ -56,6 +56,8 @@ value and what to do instead:
 ``jax_check_tracer_leaks``      True or False: True raises JAX's "Leaked trace" Exception for a
                                 tracer that outlives its transformation (NOTE: [leak checking]);
                                 either way a leaked tracer raises UnexpectedTracerError when used.
+``jax_disable_bwd_checks``      False (default) or True: a custom_vjp ``bwd``'s cotangents are not
+                                checked against the primal inputs' shapes (JAX's flag).
 ``jax_traceback_filtering``     how a traceback boundary (jit's call, grad, vmap, jvp, vjp, the
                                 control flow functions, ``traceback_util.api_boundary``) hides
                                 funcgrad's and registered libraries' frames: "auto" (default),
@@ -126,6 +128,7 @@ from funcgrad import _disable_jit, _transfer_guard, debug, jitting, kernel, xla_
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
+from funcgrad.kernel import custom_rule_args as _custom_rule_args
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.kernel import traceback_util as _traceback_util
@@ -479,6 +482,12 @@ _FLAG_LIST = [
         lambda v: threefry_partitionable_context.set_global(v),
     ),
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks"), core.set_leak_checking),
+    _Flag(
+        "jax_disable_bwd_checks",
+        False,
+        _bool("jax_disable_bwd_checks"),
+        _custom_rule_args.set_bwd_checks_disabled,
+    ),
     _Flag(
         "jax_disable_most_optimizations",
         os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "").lower()

@@ -74,6 +74,15 @@ class CustomVJPPrimal:
     perturbed: bool
 
 
+# ``jax_disable_bwd_checks`` (JAX's flag, set by ``funcgrad._config``): a custom_vjp ``bwd``'s
+# cotangents are taken as they come, their shapes unchecked, as JAX's do under it.
+bwd_checks = {"disabled": False}
+
+
+def set_bwd_checks_disabled(disabled: bool) -> None:
+    bwd_checks["disabled"] = bool(disabled)
+
+
 def custom_vjp_primal_tree_values(tree):
     """The values of a tree of ``CustomVJPPrimal`` leaves (what ``fwd`` would get without
     ``symbolic_zeros``).
@@ -330,7 +339,7 @@ def bwd_cotangents(cts, dyn, in_avals) -> list:
             out.append(Zero(c.aval))
         else:
             got = core.get_aval(c)
-            if got.shape != aval.shape:  # (JAX lets an inexact input's dtype differ)
+            if got.shape != aval.shape and not bwd_checks["disabled"]:  # (JAX lets a dtype differ)
                 raise ValueError(
                     "Custom VJP bwd rule must produce an output with the same type as the args tuple "
                     f"of the primal function, but at output{path} the bwd rule produced an output of "

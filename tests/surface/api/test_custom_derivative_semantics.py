@@ -655,6 +655,31 @@ def test_a_traced_value_among_custom_vjp_nondiff_argnums_is_refused_as_jax():
     check(funcgrad, fnp)
 
 
+def test_disable_bwd_checks_takes_bwd_cotangents_unchecked_as_jax():
+    # JAX's custom_api_test test_bwd_rule_shape_mismatch_disable: jax_disable_bwd_checks lets a
+    # cotangent of another shape through, as JAX's (its value is bwd's); without it, JAX's ValueError
+    import jax
+    import jax.numpy as jnp
+
+    def grad_of_mismatch(api, np_):
+        @api.custom_vjp
+        def foo(x, y):
+            return x
+
+        foo.defvjp(lambda x, y: (x, None), lambda _, g: (np_.zeros(3), np_.zeros(3)))
+        return api.grad(lambda x, y: foo(x, y).sum(), 1)(np_.ones(3), np_.ones(4))
+
+    for api, np_ in ((jax, jnp), (funcgrad, fnp)):
+        with pytest.raises(ValueError, match="Custom VJP bwd rule must produce an output with the same type"):
+            grad_of_mismatch(api, np_)
+        api.config.update("jax_disable_bwd_checks", True)
+        try:
+            got = grad_of_mismatch(api, np_)
+        finally:
+            api.config.update("jax_disable_bwd_checks", False)
+        np.testing.assert_array_equal(got, np.zeros(3))
+
+
 def test_custom_jvp_of_a_partial_and_keyword_only_defaults_as_jax():
     # JAX's custom_api_test: a functools.partial with bound keywords is opaque (its keywords are
     # not the caller's), a keyword-only default stays the function's, and binding errors say JAX's
