@@ -32,7 +32,6 @@ from funcgrad.nn._scaled import get_scaled_dot_general_config, scaled_dot_genera
 from funcgrad.numpy._core import (
     asarray,
     aval,
-    broadcast_shapes,
     broadcast_to,
     call_custom,
     canonicalize_dtype,
@@ -124,16 +123,6 @@ def _const(value, like):
     return Array._from_owned(c._numpy(), True) if a.weak_type else c
 
 
-def _where(pred, on_true, on_false):
-    """``select`` as jax.nn's formulas' ``jnp.where``: an empty result is ``on_true`` broadcast, no
-    select built, so no derivative flows from ``on_false`` (jax's ``sparse_plus`` of an empty array
-    has a zero tangent, and an operation after it without a derivative rule is never differentiated)."""
-    shape = broadcast_shapes(*(aval(v).shape for v in (pred, on_true, on_false)))
-    if 0 in shape:
-        return broadcast_to(on_true, shape)
-    return select(pred, on_true, on_false)
-
-
 # ----------------------------------------------------------------------------------------------
 # Rectifiers
 
@@ -192,7 +181,7 @@ def leaky_relu(x, negative_slope=1e-2):
     [-0.2, 3.0]
     """
     x = _inexact_formula(x)
-    return _where(ew.ge_p.bind(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
+    return select(ew.ge_p.bind(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
 
 
 def elu(x, alpha=1.0):
@@ -204,8 +193,8 @@ def elu(x, alpha=1.0):
     x = _inexact_formula(x)
     positive = ew.gt_p.bind(x, _const(0, x))
     # The exponential only sees non-positive inputs (no overflow in the unselected branch).
-    safe = _where(positive, _const(0, x), x)
-    return _where(positive, x, ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(safe)))
+    safe = select(positive, _const(0, x), x)
+    return select(positive, x, ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(safe)))
 
 
 def celu(x, alpha=1.0):
@@ -332,8 +321,8 @@ def hard_tanh(x):
     """
     x, _ = promote_args(x, 1)  # (as JAX's where(x > 1, 1, ...): integers stay, a bool gives a weak int)
     one = _const(1, x)
-    return _where(
-        ew.gt_p.bind(x, one), one, _where(ew.lt_p.bind(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x)
+    return select(
+        ew.gt_p.bind(x, one), one, select(ew.lt_p.bind(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x)
     )
 
 
@@ -390,7 +379,7 @@ def sparse_plus(x):
     x = _inexact_formula(x)
     one = _const(1, x)
     middle = ew.div_p.bind(ew.square_p.bind(ew.add_p.bind(x, one)), _const(4, x))
-    return _where(ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), _where(ew.ge_p.bind(x, one), x, middle))
+    return select(ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), select(ew.ge_p.bind(x, one), x, middle))
 
 
 def sparse_sigmoid(x):
@@ -526,12 +515,12 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
     x_max = fnp.max(x, axes, where=mask, initial=-np.inf, keepdims=True)
-    x_safe = x if mask is None else _where(mask, x, _const(-np.inf, x))
+    x_safe = x if mask is None else select(mask, x, _const(-np.inf, x))
     shifted = ew.sub_p.bind(x_safe, broadcast_to(ew.stop_gradient_p.bind(x_max), x.shape))
     total = fnp.sum(ew.exp_p.bind(shifted), axes, where=mask, keepdims=True)
     out = ew.sub_p.bind(shifted, broadcast_to(ew.log_p.bind(total), x.shape))
     if mask is not None:
-        out = _where(mask, out, _const(-np.inf, x))
+        out = select(mask, out, _const(-np.inf, x))
     return out
 
 
