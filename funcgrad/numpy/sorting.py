@@ -186,6 +186,9 @@ def _cumulative(primitive, identity, a, axis, dtype, promote_integers=False):
             a = ew.ne_p.bind(a, constant(0, a.dtype, a.shape))
         out = _cumulative(primitive, identity, a, axis, None, promote_integers=True)
         return ew.convert_element_type(out, np.dtype(np.bool_))
+    a = asarray(a)
+    if a.ndim == 0 and aval(a).weak_type:  # JAX's: a weak scalar (2.0, not float32(2)) is raveled
+        a = ravel(a)
     a, axis = _axis_or_flat(a, axis)
     if dtype is not None:
         target = np.dtype(dtype)
@@ -277,7 +280,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     """
     a = asarray(a)
     if _dt.is_inexact(a.dtype):
-        a = select(isnan(a), constant(0, a.dtype), a)
+        a = select(isnan(a), constant(0, a.dtype, weak_type=aval(a).weak_type), a)  # (lax._const's)
     return cumsum(a, axis, dtype)
 
 
@@ -289,7 +292,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     """
     a = asarray(a)
     if _dt.is_inexact(a.dtype):
-        a = select(isnan(a), constant(1, a.dtype), a)
+        a = select(isnan(a), constant(1, a.dtype, weak_type=aval(a).weak_type), a)  # (lax._const's)
     return cumprod(a, axis, dtype)
 
 

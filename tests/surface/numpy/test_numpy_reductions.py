@@ -739,3 +739,22 @@ def test_an_infinite_python_initial_is_not_an_inf_under_debug_infs():
         np.testing.assert_allclose(float(funcgrad.jit(logsumexp)(x)), 1 + np.log(4), rtol=1e-6)
         with pytest.raises(FloatingPointError):
             fnp.log(fnp.zeros(2))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "nancumsum", "nancumprod"])
+def test_cumulative_functions_ravel_a_weak_scalar_as_jax(name):
+    # The random-program fuzzer (seed 15001, under grad): JAX ravels a weak 0-d input (a Python
+    # scalar, jnp.asarray(2.0), a tracer of one) so axis=-1 names its one axis; a strong 0-d input
+    # (float32(2), a NumPy array) has no axis -1
+    jax = pytest.importorskip("jax")
+
+    def run(T, np_, v):
+        try:
+            return np.asarray(getattr(np_, name)(v, axis=-1)).tolist()
+        except ValueError:
+            return "ValueError"
+
+    for v in (2.0, 3, np.float32(2.0), np.array(2.0)):
+        assert run(funcgrad, fnp, v) == run(jax, jax.numpy, v), v
+    want = jax.grad(lambda b: getattr(jax.numpy, name)(b, axis=-1).sum())(1.5)
+    assert float(funcgrad.grad(lambda b: getattr(fnp, name)(b, axis=-1).sum())(1.5)) == float(want)
