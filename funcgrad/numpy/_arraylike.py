@@ -516,6 +516,24 @@ def checking(fn, calls):
     return checked
 
 
+_VERSIONS: dict = {}  # (ARRAYLIKE_ARGS key, function) -> its one checking version
+
+
+def checked(key: str, fn):
+    """The checking version of ``fn``, the function ``ARRAYLIKE_ARGS[key]`` describes: one for
+    each, shared by its namespace (``install``) and the Array methods that call it (``x.clip``,
+    ``x.take``).
+
+    >>> from funcgrad.numpy.ufuncs import clip
+    >>> checked("clip", clip) is checked("clip", clip)
+    True
+    """
+    out = _VERSIONS.get((key, fn))
+    if out is None:
+        out = _VERSIONS[key, fn] = checking(fn, ARRAYLIKE_ARGS[key])
+    return out
+
+
 def install(namespace: dict, prefix: str = "") -> None:
     """Replace each function of ``namespace`` that ``ARRAYLIKE_ARGS`` lists (keys ``prefix +
     name``) by its checking version.
@@ -523,12 +541,12 @@ def install(namespace: dict, prefix: str = "") -> None:
     The checking version belongs to ``namespace``'s module (``fnp.sin.__module__`` is
     ``'funcgrad.numpy'``, as JAX's is ``'jax.numpy'``), where pickle finds it by name: pickled by
     reference, as every function is, it must be the object its module and name lead to."""
-    for key, calls in ARRAYLIKE_ARGS.items():
+    for key in ARRAYLIKE_ARGS:
         if not key.startswith(prefix) or "." in key[len(prefix) :]:
             continue
         name = key[len(prefix) :]
         fn = namespace.get(name)
         if fn is not None and not hasattr(fn, "__wrapped_unchecked__"):
-            checked = checking(fn, calls)
-            checked.__module__, checked.__qualname__ = namespace["__name__"], name
-            namespace[name] = checked
+            version = checked(key, fn)
+            version.__module__, version.__qualname__ = namespace["__name__"], name
+            namespace[name] = version

@@ -31,7 +31,7 @@ from funcgrad.numpy import (
     transcendental,
     ufuncs,
 )
-from funcgrad.numpy._arraylike import ARRAYLIKE_ARGS, checking
+from funcgrad.numpy._arraylike import ARRAYLIKE_ARGS, checked
 from funcgrad.numpy._core import asarray, check_user_dtype, warn_complex_to_real
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
@@ -137,9 +137,9 @@ def _round(self, decimals=0, out=None):
 
 
 # JAX's ``x.clip``/``x.choose``/``x.compress`` call its checked functions (NOTE: [array-like
-# arguments]): the public functions' checking versions, made from the same table.
+# arguments]): the public functions themselves.
 _checked = {
-    name: checking(fn, ARRAYLIKE_ARGS[name])
+    name: checked(name, fn)
     for name, fn in (("clip", ufuncs.clip), ("choose", misc.choose), ("compress", misc.compress))
 }
 
@@ -415,7 +415,7 @@ for _name, _fn in list(_METHODS.items()):
     _calls = ARRAYLIKE_ARGS.get(_name)
     if isinstance(_calls, tuple) and getattr(_fn, "__name__", None) == _name:
         if sum(isinstance(p, str) for call in _calls for p in call[1:]) > 1:
-            _METHODS[_name] = checking(_fn, _calls)
+            _METHODS[_name] = checked(_name, _fn)
 
 # Operators, methods and properties of ``Array`` and of every ``Tracer`` (NOTE: [array methods]).
 kernel.register(array_methods=_METHODS, array_properties=_PROPERTIES)

@@ -89,6 +89,10 @@ NOT_CACHES = {
     ("funcgrad._vmappables", "_handlers"): "the handlers of those types",
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
     ("funcgrad._ref_scopes", "HITYPES"): "high-level types registered with hijax.register_hitype",
+    (
+        "funcgrad.numpy._arraylike",
+        "_VERSIONS",
+    ): "the one checking version of each public function (x.clip is fnp.clip)",
     ("funcgrad._ref_scopes", "_SCOPES"): "the ref scopes of the traces in progress (empty between)",
     ("funcgrad._control_flow_state", "_STAND_INS"): "stand-ins of the Refs given to conds (held weakly)",
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
