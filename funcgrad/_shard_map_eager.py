@@ -178,7 +178,9 @@ class ShardMapTrace(core.Trace):
         reports it: ``P()`` stays ``P()``) when that is a PartitionSpec over a concrete mesh."""
         spec = spec_of_norm(norm_spec)
         literal = None
-        if isinstance(given, PartitionSpec) and isinstance(self.mesh, Mesh) and given != spec:
+        if isinstance(given, PartitionSpec) and isinstance(self.mesh, Mesh):
+            # (also when it equals the normalized spec: the compiled program's own sharding drops
+            # the axes of size 1, where JAX reports P('x', 'y') over a mesh with 'x' of size 1)
             literal = NamedSharding(self.mesh, given)
         key = ("leave", self.mesh, self.manual, spec, _sig(stacked), literal)
         prog = self._program(key, lambda: self._jitted(_drop_device_dim, (self.lead,), spec, literal))

@@ -11,8 +11,8 @@ siblings ``sharded`` (shardings, layouts) and ``spmd`` (compiling a program for 
 # (all-to-all, all-gather, collective-permute: jax's ``_reshard`` is the same identity
 # program). Nothing is read back to the host. The program is cached per (aval, source layout,
 # target layout) by ``spmd.compiled``'s cache and the executable cache. Values on other devices
-# (a different device set) have no one program that holds both ends: ``reshard`` answers
-# ``None`` and the caller copies through the host.
+# (a different device set, or the same devices in another order) have no one program that holds
+# both ends: ``reshard`` answers ``None`` and the caller copies through the host.
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ def reshard(buf, target: sharded.MeshSharding):
         return buf
     if type(src) is not sharded.MeshSharding or type(target) is not sharded.MeshSharding:
         return None
-    if set(src._fg_devs) != set(target._fg_devs):
+    if tuple(src._fg_devs) != tuple(target._fg_devs):
+        # Another set of devices, or the same devices in another order (a mesh of reordered
+        # devices): the program's parameters and results are numbered in one device order, and
+        # XLA refuses a buffer on another device there (and jaxlib then crashed) -- through the host.
         return None
     closed = _identity(buf.aval.shape, buf.aval.dtype)
     mesh = target._fg_mesh if target._fg_mesh is not None else src._fg_mesh

@@ -71,12 +71,17 @@ def plan(closed, args, in_shardings=None, out_shardings=None):
         devices = mesh._flat
     devset = set(devices)
     for s in candidates:
-        if set(s._fg_devs) != devset:
+        # One device order too: the program's parameters and results are numbered in it, and a
+        # buffer laid out over the same devices in another order is refused by XLA (JAX's check
+        # compares the device assignments in order as well).
+        if tuple(s._fg_devs) != tuple(devices):
+            ids = lambda ds: [d.id for d in ds]  # noqa: E731
+            platform = devices[0].platform.upper()
             raise ValueError(
-                "one program runs on one set of devices: shardings over devices "
-                f"{sorted(d.id for d in devices)} "
-                f"and {sorted(d.id for d in s._fg_devs)} meet in the same call; device_put the values onto "
-                "one mesh's devices first"
+                "Received incompatible devices for jitted computation. Got shardings with device ids "
+                f"{ids(devices)} on platform {platform} and with device ids {ids(s._fg_devs)} on platform "
+                f"{platform}: one program runs on one list of devices, in one order; device_put the values "
+                "onto one mesh's devices first"
             )
     for m in inner:
         if set(m._flat) != devset:
@@ -89,7 +94,7 @@ def plan(closed, args, in_shardings=None, out_shardings=None):
     fed = _shard_map_operands(closed) if inner else {}
     for i, (s, x) in enumerate(zip(in_shardings, args)):
         if s is None:
-            if _sharded_arg(x) and set(x._buffer._sharding._fg_devs) == devset:
+            if _sharded_arg(x) and x._buffer._sharding._fg_devs == tuple(devices):
                 s = x._buffer._sharding
             elif i in fed and set(fed[i][0]._flat) == devset:
                 s = sharded.named_sharding(*fed[i])  # put as the shard_map splits it

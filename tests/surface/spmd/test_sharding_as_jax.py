@@ -27,12 +27,17 @@ def desc(a):
             sorted({tuple(s.data.shape) for s in a.addressable_shards})]
 
 
+def placed(a):
+    shards = a.addressable_shards
+    return sorted([s.device.id, str(s.index), np.asarray(s.data).ravel()[:2].tolist()] for s in shards)
+
+
 def error(fn):
     try:
         fn()
         return "no error"
     except Exception as e:
-        return [type(e).__name__, str(e).splitlines()[0]]
+        return [type(e).__name__, str(e).split(".")[0]]
 
 
 cases = {}
@@ -49,6 +54,21 @@ with warnings.catch_warnings():
         cases["pjit tree None"] = [desc(v) for v in pjit(
             lambda a: (a, a * 2), in_shardings=P("x"), out_shardings=(P("x"), None))(x8)]
     cases["pjit None, no mesh"] = desc(pjit(lambda a: a + 1, in_shardings=None, out_shardings=None)(x8))
+# The same devices in another order (a mesh of swapped axes): moved through the host, where a
+# program over one device order crashed on buffers in the other
+reordered = jax.sharding.Mesh(np.asarray(d).reshape(2, 2, 2).swapaxes(0, 1), ("a", "b", "c"))
+in_order = jax.sharding.Mesh(np.asarray(d).reshape(2, 2, 2), ("a", "b", "c"))
+y1 = jax.device_put(x8, NamedSharding(in_order, P("c")))
+cases["device_put reordered"] = placed(jax.device_put(y1, NamedSharding(reordered, P("a"))))
+r_a, r_none = NamedSharding(reordered, P("a")), NamedSharding(reordered, P())
+cases["jit reordered"] = error(lambda: jax.jit(lambda a: a * 2, out_shardings=r_a)(y1))
+cases["jit reordered args"] = error(lambda: jax.jit(jnp.multiply)(y1, jax.device_put(x8, r_none)))
+# shard_map's result is laid out as its out_specs, named as written (an axis of size 1 kept)
+m12 = jax.sharding.Mesh(np.asarray(d[:2]).reshape(1, 2), ("x", "y"))
+z = jax.device_put(x8, NamedSharding(m12, P("x", "y")))
+for name, fn in [("identity", lambda a: a), ("mul", lambda a: a * 2)]:
+    g = jax.shard_map(fn, mesh=m12, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    cases[f"shard_map {name} size-1 axis"] = [desc(g(z)), desc(jax.jit(g)(z))]
 """
 
 ORACLE = (
@@ -69,7 +89,9 @@ def results():
 
 
 @pytest.mark.parametrize("case", ["pjit out None", "pjit in None", "pjit default", "pjit tree None",
-                                  "pjit None, no mesh"])  # fmt: skip
+                                  "pjit None, no mesh", "device_put reordered", "jit reordered",
+                                  "jit reordered args", "shard_map identity size-1 axis",
+                                  "shard_map mul size-1 axis"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
