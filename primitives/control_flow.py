@@ -565,6 +565,12 @@ def _while_transpose(cts, *args, **params):
     raise ReverseModeWhileLoopError(_WHILE_REVERSE_MESSAGE)
 
 
+# The conditions of while loops batched with a batched predicate (JAX's cond of a vector predicate,
+# reduced here with reduce_or): checkify refuses such a loop, as JAX's does
+# (checkify-of-vmap-of-while). Held weakly, by identity.
+batched_predicate_conds: weakref.WeakSet = weakref.WeakSet()
+
+
 def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     nc, nb = cond_nconsts, body_nconsts
     cc, bc, carry = _split(vals, nc, nb)
@@ -609,6 +615,7 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
         return outs
 
     cond_new = trace_to_jaxpr(any_cond, cond_b.in_avals)
+    batched_predicate_conds.add(cond_new.jaxpr)
     body_new = trace_to_jaxpr(masked_body, [*cond_b.in_avals[:nc], *body_b.in_avals])
     outs = while_p.bind(
         *cc, *cc, *bc, *carry, cond_jaxpr=cond_new, body_jaxpr=body_new, cond_nconsts=nc, body_nconsts=nc + nb

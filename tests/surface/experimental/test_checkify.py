@@ -568,3 +568,25 @@ def test_checkify_closes_over_its_arguments_as_jax():
     )
     assert jerr.get() is None and np.asarray(jy).tolist() == [1.0, 1.0]
     assert float(C.checkify(lambda x: 1.0)("hi")[1]) == float(jax_checkify.checkify(lambda x: 1.0)("hi")[1])
+
+
+def test_checkify_of_vmap_of_while_refused_as_jax():
+    # JAX's checkify_test test_checkify_of_vmap_of_while_errors / _masked_errors: a while loop
+    # vmapped with a batched predicate is refused by checkify (JAX's ValueError), under jit too
+    def run(lib, chk):
+        def body(x):
+            chk.check(x < 5, "should never happen")
+            return x + 1
+
+        def loop(x):
+            return lib.lax.while_loop(lambda x: x < 5, body, x)
+
+        with pytest.raises(ValueError, match="checkify-of-vmap-of-while"):
+            chk.checkify(lib.vmap(loop))(np.arange(5))
+        with pytest.raises(ValueError, match="checkify-of-vmap-of-while"):
+            chk.checkify(lib.jit(lib.vmap(loop)))(np.arange(5))
+        return loop
+
+    run(jax, jax_checkify)
+    # (vmap of checkify of the loop: no check fails; jax 0.10.2 fails there in 64-bit mode)
+    assert funcgrad.vmap(C.checkify(run(funcgrad, C)))(np.arange(5))[0].get() is None
