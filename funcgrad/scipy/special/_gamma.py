@@ -98,25 +98,28 @@ def _complex_loggamma(z):
     return fnp.where(needs_reflection, reflected, log_gamma_lanczos)
 
 
-def _pole_or_nan(z):
-    is_pole = (fnp.imag(z) == 0) & (fnp.real(z) == fnp.floor(fnp.real(z))) & (fnp.real(z) <= 0)
-    return is_pole | fnp.isnan(z)
+def _nan_at_poles(fun, z):
+    """``fun(z)`` where ``z`` is neither a pole (0, -1, -2, ...) nor NaN, and nan+nanj there; ``fun``
+    sees 1 in their place (no NaN in its derivative through the where)."""
+    bad = (fnp.imag(z) == 0) & (fnp.real(z) == fnp.floor(fnp.real(z))) & (fnp.real(z) <= 0)
+    bad = bad | fnp.isnan(z)
+    nan_val = fnp.array(complex(np.nan, np.nan), dtype=z.dtype)
+    return fnp.where(bad, nan_val, fun(fnp.where(bad, fnp.ones_like(z), z)))
 
 
 def _complex_gamma(z):
-    bad = _pole_or_nan(z)
-    nan_val = fnp.array(complex(np.nan, np.nan), dtype=z.dtype)
-    return fnp.where(bad, nan_val, fnp.exp(_complex_loggamma(fnp.where(bad, fnp.ones_like(z), z))))
+    return _nan_at_poles(lambda z_safe: fnp.exp(_complex_loggamma(z_safe)), z)
 
 
 @library_jit  # (jitted as JAX's; NOTE: [special functions JAX jits])
 def _complex_loggamma_scipy(z):
-    bad = _pole_or_nan(z)
-    nan_val = fnp.array(complex(np.nan, np.nan), dtype=z.dtype)
-    z_safe = fnp.where(bad, fnp.ones_like(z), z)
+    return _nan_at_poles(_shifted_loggamma, z)
+
+
+def _shifted_loggamma(z):
     # loggamma(z) = loggamma(z + n) - sum_{k<n} log(z + k), z + n in the right half-plane
     # (n in the real dtype of z, not an integer: z + n keeps complex64 under NumPy's rules too)
-    n = fnp.maximum(0, fnp.ceil(0.5 - fnp.real(z_safe)))
+    n = fnp.maximum(0, fnp.ceil(0.5 - fnp.real(z)))
 
     def cond_fun(state):
         k, _ = state
@@ -125,11 +128,11 @@ def _complex_loggamma_scipy(z):
     def body_fun(state):
         k, sum_log = state
         mask = k < n
-        zk = fnp.where(mask, z_safe + k, fnp.ones_like(z_safe))
+        zk = fnp.where(mask, z + k, fnp.ones_like(z))
         return k + 1, sum_log + fnp.where(mask, fnp.log(zk), fnp.zeros_like(sum_log))
 
-    _, sum_log = lax.while_loop(cond_fun, body_fun, (0, fnp.zeros_like(z_safe)))
-    return fnp.where(bad, nan_val, _complex_loggamma(z_safe + n) - sum_log)
+    _, sum_log = lax.while_loop(cond_fun, body_fun, (0, fnp.zeros_like(z)))
+    return _complex_loggamma(z + n) - sum_log
 
 
 def gamma(x):
