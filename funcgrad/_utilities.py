@@ -24,7 +24,7 @@ import numpy as np
 import funcgrad
 from funcgrad import xla_bridge
 from funcgrad._api_util import abstractify, is_abstract
-from funcgrad._devices import default_backend, devices
+from funcgrad._devices import default_backend, devices, process_count
 from funcgrad._ref_scopes import HITYPES
 from funcgrad._sharding_types import with_default_sharding  # typeof's sharding where the type has none
 from funcgrad.kernel import caches, core, custom_dispatch
@@ -227,10 +227,16 @@ def _platform_of(a: Array, default: str) -> str:
     return xla_bridge.normalize_platform(device.platform)
 
 
-def print_environment_info(return_string: bool = False) -> str | None:
-    """Versions (funcgrad, jaxlib, NumPy, Python), devices and platform, for bug reports.
+# The JAX release whose public API funcgrad follows (``funcgrad.as_jax``'s ``jax.__version__``).
+JAX_API_VERSION = "0.10.2"
 
-    >>> "jaxlib" in print_environment_info(return_string=True)
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """Versions, devices and platform for bug reports, in JAX's layout (``jax:`` names the JAX
+    API funcgrad follows, the ``jax.__version__`` of ``funcgrad.as_jax``), after funcgrad's own.
+
+    >>> text = print_environment_info(return_string=True)
+    >>> "jax:    0.10.2" in text and "jaxlib: " in text
     True
     """
     import jaxlib  # not a funcgrad module: loaded only when printing
@@ -238,11 +244,12 @@ def print_environment_info(return_string: bool = False) -> str | None:
     devs = devices()
     text = (
         f"funcgrad: {funcgrad.__version__}\n"
-        f"jaxlib:   {jaxlib.__version__}\n"
-        f"numpy:    {np.__version__}\n"
-        f"python:   {sys.version}\n"
+        f"jax:    {JAX_API_VERSION}\n"  # (JAX's layout from here)
+        f"jaxlib: {jaxlib.__version__}\n"
+        f"numpy:  {np.__version__}\n"
+        f"python: {sys.version}\n"
         f"device info: {default_backend()}-{len(devs)}, {len(devs)} local devices\n"
-        f"devices:  {devs}\n"
+        f"process_count: {process_count()}\n"
         f"platform: {_platform.uname()}\n"
     )
     if return_string:

@@ -76,10 +76,12 @@ import os
 import sys
 import types
 
+from funcgrad._utilities import JAX_API_VERSION
+
 __all__ = ["JAX_VERSION", "install", "installed"]
 
 # The JAX release whose public API funcgrad follows (the oracle its tests compare against).
-JAX_VERSION = "0.10.2"
+JAX_VERSION = JAX_API_VERSION
 
 _SHIMS = "funcgrad.as_jax._jax"  # the alias-only modules, laid out as JAX's (``_src/...``, ``lib``)
 

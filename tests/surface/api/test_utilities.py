@@ -106,8 +106,23 @@ def test_clear_caches_and_live_arrays():
 
 
 def test_print_environment_info(capsys):
+    # (JAX's api_test test_print_environment_info: its lines, in its layout, after funcgrad's own)
+    import jax
+    import jaxlib
+
+    from funcgrad._utilities import JAX_API_VERSION
+
     text = funcgrad.print_environment_info(return_string=True)
-    assert "funcgrad: " in text and "jaxlib:" in text and "numpy:" in text
+    assert text.startswith(f"funcgrad: {funcgrad.__version__}\n")
+    mine = text.splitlines()[1:]
+    theirs = jax.print_environment_info(return_string=True).splitlines()
+    assert [line.split(":")[0] for line in mine] == [line.split(":")[0] for line in theirs]
+    for line in (
+        f"jax:    {JAX_API_VERSION}",
+        f"jaxlib: {jaxlib.__version__}",
+        f"numpy:  {np.__version__}",
+    ):
+        assert line in mine and line.replace(JAX_API_VERSION, jax.__version__) in theirs
     assert funcgrad.print_environment_info() is None
     assert "device info" in capsys.readouterr().out
 
