@@ -22,13 +22,12 @@ symbolic dimensions]).
 
 from __future__ import annotations
 
-import ast
 import functools
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from funcgrad.export import _dim_parser
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import errors as _errors
@@ -78,18 +77,22 @@ class SymbolicScope:
     """
 
     def __init__(self, constraints_str: Sequence[str] = ()):
-        if isinstance(constraints_str, str):
+        if isinstance(constraints_str, str):  # (JAX's checks and words)
             raise ValueError(
-                "SymbolicScope: constraints must be a sequence of strings, e.g. ['b >= 4'], not "
-                f"one string {constraints_str!r}"
+                f"The symbolic constraints should be a sequence of strings. Got {constraints_str!r}"
             )
         for c in constraints_str:
-            if not re.fullmatch(r"\s*[^<>=]+\s*(>=|<=|==)\s*[^<>=]+\s*", c):
-                raise ValueError(
-                    f"SymbolicScope: cannot parse the constraint {c!r}: write 'e1 >= e2', 'e1 <= e2' "
-                    "or 'e1 == e2'"
-                )
+            if not isinstance(c, str):
+                raise ValueError(f"SymbolicScope constraint must be a string: got {c!r}")
+            if not any(op in c for op in ("==", ">=", "<=")):
+                raise ValueError("Constraint parsing error: must contain one of '==' or '>=' or '<='")
         self.constraints = tuple(constraints_str)
+        for c in self.constraints:  # (a constraint that no size satisfies: JAX's error at once)
+            op = next(op for op in ("==", ">=", "<=") if op in c)
+            lhs, rhs = (_parse_dim(t, self, t) for t in c.split(op, 1))
+            diff = lhs - rhs if op != "<=" else rhs - lhs
+            if not isinstance(diff, DimExpr) and (diff != 0 if op == "==" else diff < 0):
+                raise ValueError(f"Unsatisfiable explicit constraint: {c}")
 
     def __repr__(self):
         return f"SymbolicScope({list(self.constraints)})"
@@ -364,7 +367,11 @@ def _geq_decision(e1, e2, describe) -> bool:
         return int(e1) >= int(e2)
     if decided is None:
         constraints = getattr(scope, "constraints", ())
-        where = f"\nUsing symbolic scope {scope}" if constraints else ""
+        where = (
+            "\nUsing symbolic scope with constraints:\n" + "\n".join(f"  {c}" for c in constraints)
+            if constraints
+            else ""
+        )
         raise InconclusiveDimensionOperation(
             f"Symbolic dimension comparison {describe()} is inconclusive.{where}"
         )
@@ -573,7 +580,12 @@ def _term_size(m: tuple) -> int:
 def _term_cmp(m1: tuple, m2: tuple) -> int:
     if c := _cmp(_term_size(m1), _term_size(m2)):
         return c
-    for (n1, k1), (n2, k2) in zip(_factors(m1), _factors(m2)):
+
+    # (JAX's terms keep their factors largest first: a*b^2 is [b^2, a], so it is above a^2*b)
+    def desc(m):
+        return sorted(_factors(m), key=lambda f: (_factor_size(f[0]), f[0]), reverse=True)
+
+    for (n1, k1), (n2, k2) in zip(desc(m1), desc(m2)):
         if c := _cmp(_factor_size(n1), _factor_size(n2)) or _cmp(n1, n2) or _cmp(k1, k2):
             return c
     return _cmp(len(set(m1)), len(set(m2)))
@@ -598,74 +610,23 @@ def is_symbolic_dim(p) -> bool:
     return isinstance(p, DimExpr)
 
 
-_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.USub, ast.UAdd,
-            ast.Name, ast.Load, ast.Constant, ast.Pow, ast.FloorDiv, ast.Mod, ast.Call)  # fmt: skip
+def _operation(scope):
+    def operation(op: str, e1, e2):
+        if op in ("max", "min"):  # (JAX's parser: core.max_dim/min_dim, simplified where decided)
+            e = e1 if isinstance(e1, DimExpr) else e2
+            if not isinstance(e, DimExpr):
+                return max(e1, e2) if op == "max" else min(e1, e2)
+            return _extremum(e1, e2, op)
+        return _atom(op, (e1, e2), scope)
+
+    return operation
 
 
 def _parse_dim(text: str, scope: SymbolicScope, where: str):
-    src = text.strip().replace("^", "**")
-    try:
-        tree = ast.parse(src, mode="eval")
-    except SyntaxError:
-        tree = None
-    if tree is None or not all(isinstance(n, _ALLOWED) for n in ast.walk(tree)):
-        raise ValueError(
-            f"syntax error in symbolic shape {where!r} in dimension {text.strip()!r}: a dimension is "
-            "an integer or an expression of variables with +, -, *, //, % and floordiv/mod/max/min "
-            "(e.g. 'b', '2*b + 1', 'floordiv(b, 2)')"
-        )
-
-    def ev(node):
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant):
-            if not isinstance(node.value, int):
-                raise ValueError(f"symbolic shape {where!r}: {node.value!r} is not an integer")
-            return node.value
-        if isinstance(node, ast.Name):
-            return DimExpr.variable(node.id, scope)
-        if isinstance(node, ast.UnaryOp):
-            v = ev(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        if isinstance(node, ast.Call):
-            fn = node.func.id if isinstance(node.func, ast.Name) else None
-            if fn not in _OPS or len(node.args) != 2 or node.keywords:
-                raise ValueError(
-                    f"syntax error in symbolic shape {where!r}: unknown operation in {text.strip()!r} "
-                    f"(known: {', '.join(_OPS)} of two operands)"
-                )
-            return _atom(fn, tuple(ev(x) for x in node.args), scope)
-        a, b = ev(node.left), ev(node.right)
-        if isinstance(node.op, ast.FloorDiv):
-            return a // b if isinstance(a, DimExpr) else _atom("floordiv", (a, b), scope)
-        if isinstance(node.op, ast.Mod):
-            return a % b if isinstance(a, DimExpr) else _atom("mod", (a, b), scope)
-        if isinstance(node.op, ast.Add):
-            return a + b
-        if isinstance(node.op, ast.Sub):
-            return a - b
-        if isinstance(node.op, ast.Mult):
-            return a * b
-        if not isinstance(b, int) or b < 0:
-            raise ValueError(f"symbolic shape {where!r}: the exponent must be a non-negative integer")
-        r = 1
-        for _ in range(b):
-            r = a * r
-        return r
-
-    return ev(tree)
-
-
-def _split_top(spec: str) -> list[str]:
-    """``spec`` split at the commas outside parentheses (``"max(b, 4), c"`` has two dimensions)."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(spec):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            parts.append(spec[start:i])
-            start = i + 1
-    parts.append(spec[start:])
-    return parts
+    """One dimension expression of ``scope`` (a side of the constraint ``where``)."""
+    return _dim_parser.parse_dim(
+        text.strip(), repr(where), lambda n: DimExpr.variable(n, scope), _operation(scope)
+    )
 
 
 def symbolic_shape(
@@ -685,42 +646,20 @@ def symbolic_shape(
     >>> symbolic_shape("_, b", like=(3, None))
     (3, b)
     """
-    if constraints and scope is not None:
-        raise ValueError("symbolic_shape: pass constraints= or scope=, not both")
+    spec_repr = repr(shape_spec)
+    if shape_spec is None:
+        shape_spec = "..."
+    elif not isinstance(shape_spec, str):  # (JAX's words)
+        raise ValueError(f"polymorphic shape spec should be None or a string. Found {spec_repr}.")
     if scope is None:
         # (each call its own scope, as JAX's: shapes that share variables come from one string
         # or one scope=)
         scope = SymbolicScope(constraints)
-    if shape_spec is None:
-        if like is None:
-            raise ValueError("symbolic_shape: shape_spec None needs like=")
-        shape_spec = ", ".join("_" for _ in like)
-    if not isinstance(shape_spec, str):
-        raise ValueError(f"symbolic_shape: the shape specification must be a string, got {shape_spec!r}")
-    spec = shape_spec.strip()
-    if spec.startswith("(") and spec.endswith(")"):
-        spec = spec[1:-1]
-    parts = [p for p in (q.strip() for q in _split_top(spec)) if p] if spec else []
-    if parts and parts[-1] == "...":
-        if like is None:
-            raise ValueError(f"symbolic shape {shape_spec!r}: '...' needs like=")
-        parts = parts[:-1] + ["_"] * (len(like) - len(parts) + 1)
-    if like is not None and len(like) != len(parts):
-        raise ValueError(f"symbolic shape {shape_spec!r} has {len(parts)} dimensions, like= has {len(like)}")
-    dims = []
-    for i, p in enumerate(parts):
-        if p == "_":
-            if like is None or like[i] is None:
-                raise ValueError(f"symbolic shape {shape_spec!r}: '_' needs a known size in like=")
-            dims.append(int(like[i]))
-            continue
-        d = _parse_dim(p, scope, shape_spec)
-        if like is not None and like[i] is not None and not isinstance(d, DimExpr) and d != like[i]:
-            raise ValueError(
-                f"symbolic shape {shape_spec!r}: dimension {i} is {d}, the actual size is {like[i]}"
-            )
-        dims.append(d)
-    return tuple(dims)
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
+    return _dim_parser.parse_shape(
+        shape_spec, like, spec_repr, lambda n: DimExpr.variable(n, scope), _operation(scope)
+    )
 
 
 def symbolic_args_specs(

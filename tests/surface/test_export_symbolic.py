@@ -300,3 +300,39 @@ def test_dimension_arithmetic_as_jax(case):
             return type(err).__name__, str(err).splitlines()[0] if case != "max_of_traced" else ""
 
     assert run(funcgrad.core, export) == run(jcore, jexport)
+
+
+# symbolic_shape's grammar and its errors, and the scope's constraint checks, in JAX's words
+# (funcgrad/export/_dim_parser.py; shape_poly_test's test_parse_*, test_constraints_errors)
+_SPECS = [
+    ("a + a a", None, ()),
+    ("a ^ a", None, ()),
+    ("2.5", None, ()),
+    ("a name", None, ()),
+    ("3", (4,), ()),
+    ("b, 3", (None, 4), ()),
+    ("b, ...", None, ()),
+    ("b, 6, c, _", (4, 6, 7), ()),
+    ("b, 7, c, ...", (4, 7), ()),
+    ("(b, 2*b + 1, max(b, 3), min(b, b + 2), mod(b, 3), floordiv(b, 2))", None, ()),
+    ("-2 * a^2 * b + 3", None, ()),
+    ("-2 * a^2 * b + -1 *b^2*a", None, ()),  # (terms ordered as JAX's: a*b^2 above a^2*b)
+    ("a^3 + b^2 + a*b, a*b + b*c + a*c", None, ()),
+    ("_, b, ...", (3, None, 5, 6), ()),
+    (None, (2, 3), ()),
+    ("a", None, "a <= a - 1"),
+    ("a", None, ("a != 0",)),
+    ("a", None, ("a == a + 1",)),
+    ("a", None, ("a >= 4", "a <= 64")),
+]
+
+
+@pytest.mark.parametrize("spec, like, constraints", _SPECS, ids=[repr(s[0]) + repr(s[2]) for s in _SPECS])
+def test_symbolic_shape_parsing_as_jax(spec, like, constraints):
+    def run(exp):
+        try:
+            return str(exp.symbolic_shape(spec, like=like, constraints=constraints))
+        except Exception as err:  # noqa: BLE001 - the exception is what is compared
+            return type(err).__name__, str(err)
+
+    assert run(export) == run(jexport)
