@@ -14,7 +14,10 @@ Layer: surface. Imports ``funcgrad.numpy._core`` only; ``funcgrad.numpy`` (and i
 # read off jax 0.10.2 itself, a list passed in each parameter in turn (the name is JAX's even where
 # it is another function's, ``fmax`` -> ``greater``, or misspelt, ``extract`` -> ``extreact``);
 # the functions JAX lets take sequences are not in it (``array``, ``asarray``, ``block``, ``pad``'s
-# widths, ``reshape``'s shape, ``tile``'s reps, ...). ``install`` wraps the public names only: the
+# widths, ``reshape``'s shape, ``tile``'s reps, ...). A call named ``JIT`` is no check of JAX's but
+# its jit: the function is jitted with the parameter a pytree, whose leaves are traced one by one,
+# so a list there fails where the function converts it (``average([1.0, 2.0])``'s ``np.ndim(a)``:
+# JAX's TracerArrayConversionError, made here by the same trace). ``install`` wraps the public names only: the
 # library's own calls of the module functions are not checked (they pass arrays, and pay nothing),
 # and an eager call pays one pass over the checked arguments (``isinstance`` of each).
 """
@@ -27,8 +30,10 @@ import inspect
 import numpy as np
 
 from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
-from funcgrad.numpy._core import arraylike_error, arraylike_other, is_arraylike
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.numpy._core import arraylike_error, arraylike_other, asarray, is_arraylike
 
 # The array-likes of an eager call; a tracer takes one more step, the refusal of a leaked one (JAX's
 # functions are jitted: each raises UnexpectedTracerError for a tracer of a finished
@@ -74,7 +79,7 @@ ARRAYLIKE_ARGS: dict[str, tuple[tuple, ...] | str] = {
     'atleast_1d': (('atleast_1d', '*arys'),),
     'atleast_2d': (('atleast_2d', '*arys'),),
     'atleast_3d': (('atleast_3d', '*arys'),),
-    'average': (('average', 1, 'weights'),),
+    'average': (('jit', 'a'), ('average', 'a', 'weights'),),
     'bincount': (('bincount', 'x'),),
     'bitwise_count': (('bitwise_count', 'x'),),
     'bitwise_invert': (('bitwise_invert', 'x'),),
@@ -411,8 +416,38 @@ def _duck_typed(name, pname, value) -> bool:
     return (name, pname) in _DUCK_TYPED and hasattr(value, "dtype") and hasattr(value, "shape")
 
 
+JIT = "jit"  # (a call of the table that is JAX's jit of the function, not a check)
+
+
+def _traced_conversion_error(fun_name: str, pname: str, value) -> Exception:
+    """The error JAX's jitted ``fun_name`` meets converting the list or tuple ``value`` of
+    ``pname``, traced leaf by leaf (a ``TracerArrayConversionError``), made by the same trace.
+
+    >>> for line in _traced_conversion_error("average", "a", [1.0, 2.0]).args[0].splitlines()[:2]:
+    ...     print(line)
+    The numpy.ndarray conversion method __array__() was called on traced array with shape float64[].
+    This concrete value was not available in Python because it depends on the value of the argument a[0].
+    """
+    paths, leaves = zip(*tu.tree_leaves_with_path(value), strict=True)
+    names = [f"{pname}{tu.keystr(p)}" for p in paths]
+    avals = [core.get_aval(asarray(x)) for x in leaves]
+    try:
+        tree = tu.tree_structure(value)
+        trace_to_jaxpr(lambda *xs: [np.ndim(tu.tree_unflatten(tree, xs))], avals, names, fun_name)
+    except core.ConcretizationTypeError as e:
+        return e
+    raise AssertionError(f"{fun_name}: a traced {pname} converted")
+
+
 def _check(plan, args, kwargs):
     for name, pos, entries in plan:
+        if name == JIT:
+            for index, pname, *_ in entries:
+                value = args[index] if index is not None and index < len(args) else kwargs.get(pname)
+                if isinstance(value, list | tuple) and tu.tree_leaves(value):
+                    fun_name = next(n for n, _, _ in plan if n != JIT)  # (the function's own checks)
+                    raise _traced_conversion_error(fun_name, pname, value)
+            continue
         for index, pname, each, rest, optional in entries:
             if rest:
                 values = args[index:]

@@ -192,3 +192,17 @@ def test_like_functions_take_duck_typed_prototypes(name):
     with pytest.raises(TypeError) as g:
         call(fnp, [1.0])
     assert str(g.value) == str(w.value)
+
+
+@pytest.mark.parametrize("a", [[1.0, 2.0], (1.0, 2.0), [[1.0, 2.0], [3.0, 4.0]], []])
+def test_average_of_a_sequence_fails_as_jax(a):
+    # JAX's average is jitted with ``a`` a pytree: a list's leaves are traced and its np.ndim(a)
+    # is a TracerArrayConversionError (an empty list reaches the check: JAX's TypeError); funcgrad
+    # computed the average
+    with pytest.raises(TypeError) as want:
+        jnp.average(a)
+    with pytest.raises(TypeError) as got:
+        fnp.average(a)
+    assert type(got.value).__name__ == type(want.value).__name__
+    first = str(want.value).splitlines()[0]
+    assert str(got.value).startswith(first.split(" with shape")[0] if a else first)
