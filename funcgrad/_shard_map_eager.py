@@ -236,6 +236,11 @@ class ManualAval(ShapedArray):
         self.manual_axis_type = ManualAxisType(varying=varying)
         self._order = tuple(n for n in mesh_axes if n in varying)
 
+    @property
+    def mat(self) -> ManualAxisType:
+        """JAX's short name of ``manual_axis_type`` (``typeof(x).mat.varying``)."""
+        return self.manual_axis_type
+
     def with_sharding(self, sharding) -> ManualAval:
         """The same block type with ``sharding`` (``typeof``'s default where the type has none)."""
         return ManualAval(

@@ -33,8 +33,10 @@ from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import collectives as co
+from funcgrad.primitives import control_flow as cf
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sharding as shp
+from funcgrad.primitives.scan import scan_p
 
 # As in JAX 0.10, all_gather's result still varies along its axes (each device holds its own
 # copy; out_specs=P() after it needs check_vma=False or a psum/pmean).
@@ -45,6 +47,10 @@ _VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p}
 def _varying(jaxpr: ir.Jaxpr, ins: list) -> list:
     env = _varying_env(jaxpr, ins)
     return [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in jaxpr.outvars]
+
+
+def _open(jaxpr) -> ir.Jaxpr:
+    return jaxpr.jaxpr if isinstance(jaxpr, ir.ClosedJaxpr) else jaxpr
 
 
 def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
@@ -67,6 +73,36 @@ def eqn_varying(p, params, vin, n_out) -> list:
     if p is shp.shard_map_p:
         # A nested shard_map: its outputs vary along the enclosing axes its inputs vary along.
         return [union] * n_out
+    if p is cf.cond_p:
+        # As JAX's rule: a result varies along what the branches' results vary along, joined
+        # (operands no branch reads add nothing; nor does the index, as in JAX's types).
+        outs = [frozenset()] * n_out
+        for branch in params["branches"]:
+            outs = [a | b for a, b in zip(outs, _varying(_open(branch), vin[1:]))]
+        return outs
+    if p is scan_p:
+        # The carries' axes grow to a fixed point over the body; the ys follow the last pass.
+        nc, ncar = params["num_consts"], params["num_carry"]
+        body = _open(params["jaxpr"])
+        carry = list(vin[nc : nc + ncar])
+        while True:
+            outs = _varying(body, [*vin[:nc], *carry, *vin[nc + ncar :]])
+            grown = [a | b for a, b in zip(carry, outs[:ncar])]
+            if grown == carry:
+                return outs
+            carry = grown
+    if p is cf.while_p:
+        # As scan's carries (the predicate's axes are not joined in, as in JAX's types).
+        bn = params["body_nconsts"]
+        start = params["cond_nconsts"] + bn
+        body = _open(params["body_jaxpr"])
+        carry = list(vin[start:])
+        while True:
+            outs = _varying(body, [*vin[start - bn : start], *carry])
+            grown = [a | b for a, b in zip(carry, outs)]
+            if grown == carry:
+                return carry
+            carry = grown
     if p.traits.call_jaxpr_param is not None:
         inner = params[p.traits.call_jaxpr_param]
         inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner

@@ -69,6 +69,26 @@ z = jax.device_put(x8, NamedSharding(m12, P("x", "y")))
 for name, fn in [("identity", lambda a: a), ("mul", lambda a: a * 2)]:
     g = jax.shard_map(fn, mesh=m12, in_specs=P("x", "y"), out_specs=P("x", "y"))
     cases[f"shard_map {name} size-1 axis"] = [desc(g(z)), desc(jax.jit(g)(z))]
+# check_vma through control flow: a cond's result varies as its branches' results (not as the
+# operands no branch reads, nor as the predicate); a scan's carry as its fixed point
+m22 = jax.sharding.Mesh(np.asarray(d[:4]).reshape(2, 2), ("x", "y"))
+v = np.arange(4.0, dtype=np.float32)
+bodies = {
+    "cond": lambda a, b: jax.lax.cond(True, lambda a, b: a, lambda a, b: a + 1, a, b),
+    "cond on y": lambda a, b: jax.lax.cond(jnp.any(b > 0), lambda a, b: a, lambda a, b: a + 1, a, b),
+    "switch": lambda a, b: jax.lax.switch(1, [lambda a, b: a * 2, lambda a, b: a], a, b),
+    "scan": lambda a, b: jax.lax.scan(lambda c, _: (c * 2, c), a, None, length=2)[0],
+    "fori": lambda a, b: jax.lax.fori_loop(0, 3, lambda i, c: c + a, a),
+}
+for name, body in bodies.items():
+    for spec in (P("x"), P()):
+        g = jax.shard_map(body, mesh=m22, in_specs=(P("x"), P("y")), out_specs=spec)
+        for how, call in (("eager", g), ("jit", jax.jit(g))):
+            try:
+                got = np.asarray(call(v, v)).tolist()
+            except Exception as e:
+                got = type(e).__name__
+            cases[f"check_vma {name} {spec} {how}"] = got
 """
 
 ORACLE = (
@@ -95,6 +115,12 @@ def results():
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
+
+
+def test_check_vma_through_control_flow_as_jax(results):
+    got, want = results
+    names = [k for k in want if k.startswith("check_vma")]
+    assert len(names) == 20 and {k: got[k] for k in names} == {k: want[k] for k in names}
 
 
 pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
