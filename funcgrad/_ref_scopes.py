@@ -13,6 +13,7 @@ class: this module does not import ``funcgrad.ref``.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 from funcgrad import kernel
@@ -33,6 +34,8 @@ __all__ = [
     "discover_state",
     "is_stateful_arg",
     "lift",
+    "lower_hi_values",
+    "note_made_boxes",
     "lift_box",
     "stateful_key",
     "trace_stateful",
@@ -56,6 +59,56 @@ __all__ = [
 # outputs written back (``RefPlan.lifted``). Under grad/vmap a box is not supported; in a scan body
 # see NOTE: [state in loop bodies].
 HITYPES: dict[type, Any] = {}
+
+
+class _HiValue:
+    """An immutable high-level value (of a registered type with no quasi-dynamic data) as its
+    low-level values while it crosses a ``jit`` boundary: flattened, it gives them (its type is
+    the tree's static data); unflattened, its type raises them back (``aval.raise_val``), as JAX
+    passes such a value into and out of a jitted function.
+
+    >>> import numpy as np
+    >>> import funcgrad
+    >>> from funcgrad.experimental import hijax
+    >>> class Pair:
+    ...     def __init__(self, a, b): self.a, self.b = a, b
+    >>> class PairTy(hijax.HiType):
+    ...     def __eq__(self, other): return type(other) is PairTy
+    ...     def __hash__(self): return hash(PairTy)
+    ...     def lo_ty(self): return [funcgrad.core.ShapedArray((), np.float32)] * 2
+    ...     def lower_val(self, p): return [p.a, p.b]
+    ...     def raise_val(self, a, b): return Pair(a, b)
+    >>> hijax.register_hitype(Pair, lambda p: PairTy())
+    >>> out = funcgrad.jit(lambda p: Pair(p.b, p.a + p.b))(Pair(np.float32(1), np.float32(2)))
+    >>> type(out).__name__, float(out.a), float(out.b)
+    ('Pair', 2.0, 3.0)
+    """
+
+    __slots__ = ("aval", "lo")
+
+    def __init__(self, aval, lo):
+        self.aval, self.lo = aval, lo
+
+
+tu.register_pytree_node(_HiValue, lambda h: (h.lo, h.aval), lambda aval, lo: aval.raise_val(*lo))
+
+
+def lower_hi_values(tree):
+    """``tree`` with each immutable high-level value in it (``_HiValue``) standing for its
+    low-level values: how a jitted function's arguments and results cross its boundary."""
+    if not HITYPES:
+        return tree
+
+    def lower(x):
+        to_aval = HITYPES.get(type(x))
+        if to_aval is None:
+            return x
+        aval = to_aval(x)
+        if getattr(aval, "has_qdd", False):
+            return x  # (a mutable box: state, NOTE: [mutable high-level values])
+        return _HiValue(aval, list(aval.lower_val(x)))
+
+    return tu.tree_map(lower, tree, is_leaf=lambda x: type(x) in HITYPES)
 
 
 def box_type(x):
@@ -124,6 +177,11 @@ class RefPlan:
             else:
                 out.extend(ref._state_read())
         return out
+
+    def boxes_unchanged(self) -> bool:
+        """Whether every closed-over box still has the structure it was traced with (a box whose
+        value changed structure since needs a new trace: NOTE: [mutable high-level values])."""
+        return all(type(item) is not _LiftedBox or item.box.cur_qdd() == item.qdd for item in self.lifted)
 
     def targets(self, flat: list) -> list[Any]:
         distinct = [flat[i] for i, a in zip(self.arg_positions, self.aliases) if a == i]
@@ -306,14 +364,34 @@ def lift_box(box) -> None:
     ACCESSES[0] += 1
     aval, qdd = found
     current = core.current_trace()
-    home = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
+    home = _BOX_HOMES.get(box)  # (a box made while tracing belongs to that trace)
+    if home is None or not home.alive:
+        home = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
     if home is current:
         return
     scopes, encloses = _scopes_down_to(current, home)
     if not encloses:
         return  # values of a trace that does not enclose this one: the primitive's rules decide
     for scope in reversed(scopes):
-        scope.lift_box(box, aval, qdd)
+        if not any(type(item) is _LiftedBox and item.box is box for item in scope.lifted):
+            scope.lift_box(box, aval, qdd)
+
+
+# The trace each mutable box made while tracing belongs to (a box a traced function makes is its
+# own, not state from outside, whatever it holds: JAX's box made inside jit).
+_BOX_HOMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def note_made_boxes(outs) -> None:
+    """Record the mutable boxes among a high-level primitive's results ``outs`` (bound while
+    tracing) as made by the current trace."""
+    trace = core.current_trace()
+    for x in outs if isinstance(outs, list | tuple) else (outs,):
+        if type(x) in HITYPES and box_type(x) is not None:
+            try:
+                _BOX_HOMES[x] = trace
+            except TypeError:  # (a class that cannot be weakly referenced)
+                pass
 
 
 class discover_state:

@@ -48,7 +48,7 @@ from funcgrad._api_util import (
 )
 from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._ref_errors import refuse_returned_refs
-from funcgrad._ref_scopes import HITYPES, is_stateful_arg, trace_stateful
+from funcgrad._ref_scopes import HITYPES, is_stateful_arg, lower_hi_values, trace_stateful
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import (
     PartitionSpec,
@@ -385,6 +385,7 @@ class PjitFunction(Dispatcher):
                 # the funcgrad.numpy fix for NumPy calls, and JAX's line naming the traced function
                 explain_concretization(e, None, None, f"{fun_sourceinfo(fun)} for jit")
                 raise
+            out = lower_hi_values(out)  # (a high-level result leaves as its low-level values)
             try:
                 out_leaves, out_tree = flatten_outputs(out, f"jit({name})", fun)
             except TypeError:
@@ -457,6 +458,8 @@ class PjitFunction(Dispatcher):
 
     def _entry(self, args, kwargs, abstract=False):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        # (immutable high-level values enter as their low-level values, raised inside)
+        dyn_args, dyn_kwargs = lower_hi_values((dyn_args, dyn_kwargs))
         flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
         refs = None
         for i, leaf in enumerate(flat):
@@ -508,6 +511,8 @@ class PjitFunction(Dispatcher):
                 f"comparing two objects of types {type(key)} and {type(key)}. The error was:\n"
                 + "".join(traceback.format_exception(e))
             ) from None
+        if entry is not None and type(entry) is _RefStaged and not entry.plan.boxes_unchanged():
+            entry = None  # a closed-over box changed structure since: traced again, as JAX's
         if entry is None:
             self._misses += 1
             names = self._arg_names(static_key, dyn_args, dyn_kwargs)

@@ -28,7 +28,7 @@ whose rules are its ``vjp_fwd`` and ``vjp_bwd_retval`` (or ``vjp_bwd``'s accumul
 
 from __future__ import annotations
 
-from funcgrad._ref_scopes import HITYPES, lift_box
+from funcgrad._ref_scopes import HITYPES, lift_box, note_made_boxes
 from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from funcgrad.kernel import core as _core
@@ -87,7 +87,9 @@ class HiPrimitive:
         for a in args:
             if type(a) in HITYPES:  # a box from outside the trace becomes its state
                 lift_box(a)
-        return self.to_lojax(*args, **params)
+        out = self.to_lojax(*args, **params)
+        note_made_boxes(out)  # (a box made here is the trace's own)
+        return out
 
     def __repr__(self) -> str:
         return self.name

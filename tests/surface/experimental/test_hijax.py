@@ -218,3 +218,97 @@ def test_a_vjp_hi_primitive_is_a_custom_vjp_of_its_expansion_as_jax():
             np.asarray(lib.vmap(Square(lib.typeof(x)))(np.arange(3, dtype=np.float32))).tolist(),
         ]
     assert seen[funcgrad] == seen[jax]
+
+
+class NewBox(hijax.HiPrimitive):
+    def impl(self):
+        return Box({})
+
+    to_lojax = impl
+
+
+new_p = NewBox("new_box")
+
+
+def test_boxes_made_inside_jit_and_boxes_changing_structure_as_jax():
+    # JAX's hijax_test test_qdd / test_nested_jit: a box a jitted function makes (a high-level
+    # primitive's result) is its own, not state from outside, whatever it holds; a closed-over box
+    # whose structure changed since the last trace is traced again (funcgrad reused the trace and
+    # wrote back its stale final state).
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import Box as JaxBox
+    from jax._src.hijax import new_box
+
+    box, jbox = Box({}), JaxBox([])
+
+    @funcgrad.jit
+    def f(x):
+        b = new_p.bind()
+        b.set({"a": fnp.arange(3)})
+        b.set({"a": x, "b": x + 1.0})
+        box.set({"c": x})
+        return b.get()["b"]
+
+    @jax.jit
+    def f_jax(x):
+        b = new_box()
+        b.set(jax.numpy.arange(3))
+        b.set([x, x + 1.0])
+        jbox.set([x])
+        return b.get()[1]
+
+    assert float(f(np.float32(1.0))) == float(f_jax(np.float32(1.0))) == 2.0
+    box.set({}), jbox.set([])
+
+    @funcgrad.jit
+    def g():
+        items = box.get()
+        box.set({**items, f"k{len(items)}": np.float32(1.0)})
+
+    @jax.jit
+    def g_jax():
+        jbox.set(jbox.get() + [np.float32(1.0)])
+
+    g(), g(), g_jax(), g_jax()
+    assert len(box.items) == len(jbox.get()) == 2
+
+
+def test_an_immutable_high_level_value_crosses_jit_as_its_low_level_values_as_jax():
+    # JAX's hijax_test test_basic_register: a value of a registered type without quasi-dynamic
+    # data enters a jitted function as its low-level values (lower_val) and comes out raised
+    # (raise_val); funcgrad refused it as a non-array argument. (Inside, funcgrad gives the raised
+    # value, JAX a tracer of the type whose operations are its high-level primitives.)
+    jax = pytest.importorskip("jax")
+    from jax.experimental import hijax as jhijax
+
+    seen = {}
+    for lib, hx in ((funcgrad, hijax), (jax, jhijax)):
+
+        class QArray:
+            def __init__(self, arr, scale):
+                self.arr, self.scale = arr, scale
+
+        class QArrayTy(hx.HiType):
+            def __init__(self, shape):
+                self.shape = shape
+
+            def __eq__(self, other):
+                return type(other) is QArrayTy and other.shape == self.shape
+
+            def __hash__(self):
+                return hash(self.shape)
+
+            def lo_ty(self, hx=hx):
+                return [hx.ShapedArray(self.shape, np.int8), hx.ShapedArray(self.shape[:1], np.float32)]
+
+            def lower_val(self, q):
+                return [q.arr, q.scale]
+
+            def raise_val(self, arr, scale):
+                return QArray(arr, scale)
+
+        hx.register_hitype(QArray, lambda q, ty=QArrayTy: ty(q.arr.shape))
+        q = QArray(np.ones((2, 3), np.int8), np.array([1.5, 2.0], np.float32))
+        out = lib.jit(lambda q: q)(q)  # (inside, JAX's is a tracer of its type; funcgrad's raised)
+        seen[lib] = (type(out).__name__, np.asarray(out.arr).tolist(), np.asarray(out.scale).tolist())
+    assert seen[funcgrad] == seen[jax]
