@@ -145,24 +145,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     >>> sum(np.array([True, True, False])).item(), sum(np.ones(2, np.int32)).dtype
     (2, dtype('int64'))
     """
-    _no_out(out, "sum")
-    _check_where_initial("sum", where, initial)
-    a, axes = _prepare("sum", a, axis)
-    target = (
-        check_user_dtype(dtype, "sum")
-        if dtype is not None
-        else accumulation_dtype(a.dtype)
-        if promote_integers
-        else _numeric(a.dtype)
-    )
-    compute = _computation_dtype(target, dtype)
-    a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
-    in_shape = a.shape
-    a = _masked(a, where, 0)
-    res = red.reduce_sum(a, axes)
-    if initial is not None:
-        res = ew.add_p.bind(res, _initial_as(initial, compute))
-    return _keepdims(_round_to(res, target), in_shape, axes, keepdims)
+    return _accumulated("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
@@ -171,11 +154,22 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     >>> prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1).tolist()
     [2.0, 12.0]
     """
-    _no_out(out, "prod")
-    _check_where_initial("prod", where, initial)
-    a, axes = _prepare("prod", a, axis)
+    return _accumulated("prod", a, axis, dtype, out, keepdims, initial, where, promote_integers)
+
+
+# sum and prod: the neutral element masked elements take, the reduction, and how initial joins
+_ACCUMULATIONS = {"sum": (0, red.reduce_sum, ew.add_p), "prod": (1, red.reduce_prod, ew.mul_p)}
+
+
+def _accumulated(name, a, axis, dtype, out, keepdims, initial, where, promote_integers):
+    """``sum`` or ``prod`` (``name``): in the accumulation dtype (int32 sums in int64, as JAX's
+    ``promote_integers``), or the requested ``dtype``, computed in a type XLA reduces exactly."""
+    _no_out(out, name)
+    _check_where_initial(name, where, initial)
+    neutral, reduce, combine = _ACCUMULATIONS[name]
+    a, axes = _prepare(name, a, axis)
     target = (
-        check_user_dtype(dtype, "prod")
+        check_user_dtype(dtype, name)
         if dtype is not None
         else accumulation_dtype(a.dtype)
         if promote_integers
@@ -184,10 +178,10 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     compute = _computation_dtype(target, dtype)
     a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
-    a = _masked(a, where, 1)
-    res = red.reduce_prod(a, axes)
+    a = _masked(a, where, neutral)
+    res = reduce(a, axes)
     if initial is not None:
-        res = ew.mul_p.bind(res, _initial_as(initial, compute))
+        res = combine.bind(res, _initial_as(initial, compute))
     return _keepdims(_round_to(res, target), in_shape, axes, keepdims)
 
 
