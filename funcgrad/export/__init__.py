@@ -4,8 +4,8 @@ artifact and call it back, from funcgrad or from JAX.
 Layer: surface. The package re-exports its private modules: ``_exported`` (``export``,
 ``Exported``, ``DisabledSafetyCheck``, the calling-convention versions, calling an ``Exported``),
 ``_serialization`` (JAX's flatbuffer format, the pytree-node registry), ``_shape_poly``
-(symbolic dimensions; ``_dim_parser`` parses their specifications), ``_polymorphic`` (exporting with symbolic dimensions) and ``_sharded``
-(exporting with shardings).
+(symbolic dimensions; ``_dim_parser`` parses their specifications), ``_polymorphic`` (exporting
+with symbolic dimensions) and ``_sharded`` (exporting with shardings).
 
 >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
 >>> from funcgrad import export
