@@ -364,7 +364,8 @@ def lift_box(box) -> None:
     ACCESSES[0] += 1
     aval, qdd = found
     current = core.current_trace()
-    home = _BOX_HOMES.get(box)  # (a box made while tracing belongs to that trace)
+    made = _BOX_HOMES.get(id(box))  # (a box made while tracing belongs to that trace)
+    home = made[1] if made is not None and made[0]() is box else None
     if home is None or not home.alive:
         home = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
     if home is current:
@@ -378,8 +379,9 @@ def lift_box(box) -> None:
 
 
 # The trace each mutable box made while tracing belongs to (a box a traced function makes is its
-# own, not state from outside, whatever it holds: JAX's box made inside jit).
-_BOX_HOMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# own, not state from outside, whatever it holds: JAX's box made inside jit): id -> (a weak
+# reference to the box, the trace). By identity: a box class may define __eq__/__hash__ otherwise.
+_BOX_HOMES: dict[int, tuple[Any, Any]] = {}
 
 
 def note_made_boxes(outs) -> None:
@@ -389,9 +391,10 @@ def note_made_boxes(outs) -> None:
     for x in outs if isinstance(outs, list | tuple) else (outs,):
         if type(x) in HITYPES and box_type(x) is not None:
             try:
-                _BOX_HOMES[x] = trace
-            except TypeError:  # (a class that cannot be weakly referenced)
-                pass
+                ref = weakref.ref(x, lambda _, key=id(x): _BOX_HOMES.pop(key, None))
+            except TypeError:  # (a class that cannot be weakly referenced: not recorded)
+                continue
+            _BOX_HOMES[id(x)] = (ref, trace)
 
 
 class discover_state:
