@@ -1,10 +1,10 @@
 """``funcgrad.config`` and the configuration context managers (``jax.config`` and ``jax.disable_jit``,
 ``jax.debug_nans``, ``jax.numpy_rank_promotion``, ...).
 
-Layer: surface. Imports funcgrad.jitting, funcgrad._disable_jit, funcgrad.debug,
-funcgrad.numpy._core, xla_bridge and funcgrad.primitives._eager_memory -- the modules that own the
-behaviour each flag switches (they keep their own state; this module validates values and hands
-them over).
+Layer: surface. Imports ``funcgrad._config_flags`` (the flags: each one's default, validation and
+what applies it), funcgrad.jitting, funcgrad._disable_jit, funcgrad._transfer_guard and
+funcgrad.numpy (``_core``, ``_dtypes``: the thread-local contexts hand their values to them) and
+the kernel. This module holds ``config`` (reading and setting the flags) and the context managers.
 
 Every flag is honoured, or refuses a value it cannot honour with an error naming the flag, the
 value and what to do instead:
@@ -116,30 +116,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import operator
-import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from funcgrad import _disable_jit, _transfer_guard, debug, jitting, kernel, xla_bridge
+from funcgrad import _disable_jit, _transfer_guard, jitting, kernel
+from funcgrad._config_flags import _FLAGS, _Flag, set_flag
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
-from funcgrad.kernel import custom_rule_args as _custom_rule_args
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel import recording as _recording
-from funcgrad.kernel import traceback_util as _traceback_util
 from funcgrad.kernel.thread_modes import ThreadOverride
 from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
-from funcgrad.numpy import indexing as _numpy_indexing
-from funcgrad.primitives import _eager_memory
-from funcgrad.xla_bridge import compile_cache as _compile_cache
-from funcgrad.xla_bridge import executables as _executables
-from funcgrad.xla_bridge import runtime as _runtime
 
 __all__ = [
     "check_tracer_leaks",
@@ -174,422 +164,6 @@ def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
 
 
-# JAX's PRNG implementations by name (funcgrad/random registers them under these names)
-_PRNG_NAMES = ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg", "unsafe_rbg")
-
-_PRECISIONS = (
-    None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest", "bfloat16_3x",
-    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
-    "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
-    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64",
-)  # fmt: skip
-
-
-class _Flag:
-    def __init__(
-        self, name, default, check: Callable[[Any], Any], apply: Callable[[Any], None] | None = None
-    ):
-        self.name, self.value, self.check, self.apply = name, default, check, apply
-
-
-def _bool(name):
-    def check(v):
-        if not isinstance(v, bool | int) or v not in (0, 1):
-            raise TypeError(f"funcgrad.config: {name} must be a bool, got {v!r}")
-        return bool(v)
-
-    return check
-
-
-def _choice(name, choices):
-    def check(v):
-        if v not in choices:
-            raise ValueError(f"funcgrad.config: {name} must be one of {list(choices)}, got {v!r}")
-        return v
-
-    return check
-
-
-def _number(name, kind):
-    def check(v):
-        if isinstance(v, bool) or not isinstance(v, int | float) or (kind is int and v != int(v)):
-            raise ValueError(  # (JAX's type of error for a flag's bad value)
-                f"funcgrad.config: {name} must be a{'n int' if kind is int else ' float'}, got {v!r}"
-            )
-        return kind(v)
-
-    return check
-
-
-_LOG_LEVELS = ("NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _only(name, allowed, why):
-    def check(v):
-        if v not in allowed:
-            raise ValueError(f"funcgrad.config: {name}={v!r} cannot be honoured: {why}")
-        return v
-
-    return check
-
-
-def _before_first_use(name, env, normalize):
-    def apply(v):
-        if v is None:
-            return
-        value = normalize(v)
-        if name in ("jax_platforms", "jax_platform_name"):
-            current = _runtime.chosen_default_platform()
-            started = current is not None
-        else:
-            current = _runtime.started_backends().get("cpu")
-            started = current is not None
-        if started and str(current) != str(value):
-            jax_words = (  # (JAX's message for the device count, then funcgrad's)
-                "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
-                "before any JAX operation is executed. You should initialize this config immediately "
-                "after `import jax`. "
-                if name == "jax_num_cpu_devices"
-                else ""
-            )
-            raise RuntimeError(
-                f"{jax_words}funcgrad.config: {name} must be set before the first computation (it is "
-                f"already {current!r}); set it at the start of the program or with the environment "
-                f"variable {env}"
-            )
-        os.environ[env] = str(value)
-
-    return apply
-
-
-def _cpu_async_dispatch(v: bool | None) -> None:
-    if v is None:
-        v = _runtime.cpu_async_dispatch() if _runtime.backend_started("cpu") else None
-    if _runtime.backend_started("cpu"):
-        if _runtime.cpu_async_dispatch() != v:
-            raise RuntimeError(
-                f"funcgrad.config: jax_cpu_enable_async_dispatch must be set before the first "
-                f"computation (the CPU backend already runs with {_runtime.cpu_async_dispatch()}); set "
-                "it at the start of the program or with the environment variable "
-                "FUNCGRAD_CPU_ASYNC_DISPATCH=1"
-            )
-        return
-    _runtime.configure_cpu_client(asynchronous=v)
-
-
-def _malloc_tuning(on: bool) -> None:
-    # NOTE: [eager allocations]: an explicit opt-in, never done at import.
-    if on and not _eager_memory.tune():
-        raise ValueError(
-            "funcgrad.config: funcgrad_malloc_tuning=True cannot be honoured: this process's malloc is "
-            "not glibc's (mallopt); leave it False"
-        )
-    if not on and _FLAGS["funcgrad_malloc_tuning"].value:
-        _eager_memory.restore()
-
-
-def _num_devices(v):
-    if not isinstance(v, int) or v < 1:
-        raise ValueError(f"funcgrad.config: jax_num_cpu_devices must be a positive int, got {v!r}")
-    return v
-
-
-def _platform(v):
-    if v is None:
-        return None
-    first = str(v).split(",")[0].strip().lower()
-    first = {"gpu": "cuda", "host": "cpu"}.get(first, first)
-    if first not in ("cpu", "cuda"):
-        raise ValueError(f"funcgrad.config: the platform must be 'cpu' or 'cuda', got {v!r}")
-    return first
-
-
-class _DebugState:
-    """The global ``debug_nans``/``debug_infs`` contexts entered by the config flags."""
-
-    def __init__(self):
-        self.active: dict[str, Any] = {}
-
-    def set(self, kind: str, on: bool, cls) -> None:
-        ctx = self.active.pop(kind, None)
-        if ctx is not None:
-            ctx.__exit__(None, None, None)
-        if on:
-            ctx = cls(True)
-            ctx.__enter__()
-            self.active[kind] = ctx
-
-
-_debug_state = _DebugState()
-
-
-def _default_device_check(v):
-    if v is None:
-        return None
-    if v == _runtime.default_device() or (
-        isinstance(v, str) and _platform(v) == xla_bridge.default_platform()
-    ):
-        return v
-    raise ValueError(
-        f"funcgrad.config: jax_default_device={v!r} cannot be honoured: computations run on the default "
-        f"device {_runtime.default_device()}; place them with jit(f, device=...) or device_put(x, device)"
-    )
-
-
-def _jit_flag(name, key):
-    return _Flag(name, False, _bool(name), lambda v: jitting.set_jit_flags(**{key: v}))
-
-
-def _set_x64(on: bool) -> None:
-    # NOTE: [x64 mode] (funcgrad/kernel/dtypes.py): the mode is one kernel bool; every trace and
-    # compile cache is emptied on a change (JAX keys them on the mode: a function traced under
-    # one mode is traced again under the other), and jit's calls canonicalise their NumPy
-    # arguments on the staged route while 64-bit types are off.
-    if on == _dt.__dict__["x64_enabled"]:  # (the process-wide mode: NOTE: [x64 mode per thread])
-        return
-    _dt.set_x64(on)
-    _caches.clear_all()
-    jitting.set_jit_flags(x32=not on)
-
-
-def _set_disable_most_optimizations(on: bool) -> None:
-    # (XLA's backend optimizations off in every compile from now on; the programs compiled
-    # before are compiled again, as JAX keys its caches on its compile options)
-    if on != _executables._most_optimizations_disabled[0]:
-        _executables.set_disable_most_optimizations(on)
-        _caches.clear_all()
-
-
-def _set_transfer_guard(direction: str, level: str | None) -> None:
-    # NOTE: [transfer guard] (funcgrad/_transfer_guard.py): the level, and jit's calls take the
-    # staged route (which asks the guard about their arguments) while host-to-device or
-    # device-to-device transfers are guarded.
-    _transfer_guard.set_level(direction, level)
-    jitting.set_jit_flags(
-        transfer_guard=_transfer_guard.guarding("host_to_device")
-        or _transfer_guard.guarding("device_to_device")
-    )
-
-
-# jax_legacy_prng_key's value, read by funcgrad.random where a raw key enters (one global read)
-legacy_prng_key_level = "allow"
-
-
-def _set_legacy_prng_key(v: str) -> None:
-    global legacy_prng_key_level
-    legacy_prng_key_level = v
-
-
-def use_jax_dtype_rules(on: bool) -> None:
-    """JAX's dtype rules in 64-bit mode as well as in 32-bit mode (``funcgrad.as_jax`` turns them
-    on; NOTE: [JAX's dtype rules in 64-bit mode] in funcgrad/kernel/dtypes.py). Every trace and
-    compile cache is emptied on a change, as for ``jax_enable_x64``.
-
-    >>> use_jax_dtype_rules(True); import funcgrad.numpy as fnp; fnp.sin(fnp.arange(2, dtype="int32")).dtype
-    dtype('float32')
-    >>> use_jax_dtype_rules(False); fnp.sin(fnp.arange(2, dtype="int32")).dtype
-    dtype('float64')
-    """
-    if bool(on) == _dt.jax_rules_in_x64:
-        return
-    _dt.set_jax_dtype_rules(on)
-    _caches.clear_all()
-
-
-_FLAG_LIST = [
-    # (its value at import: the kernel's mode, which JAX_ENABLE_X64 sets: NOTE: [x64 mode])
-    _Flag("jax_enable_x64", _dt.x64_enabled, _bool("jax_enable_x64"), _set_x64),
-    _Flag("jax_disable_jit", False, _bool("jax_disable_jit"), _disable_jit.set_process_wide),
-    _Flag(
-        "jax_debug_nans",
-        False,
-        _bool("jax_debug_nans"),
-        lambda v: _debug_state.set("nans", v, debug.debug_nans),
-    ),
-    _Flag(
-        "jax_debug_infs",
-        False,
-        _bool("jax_debug_infs"),
-        lambda v: _debug_state.set("infs", v, debug.debug_infs),
-    ),
-    _jit_flag("jax_log_compiles", "log_compiles"),
-    _jit_flag("jax_explain_cache_misses", "explain_cache_misses"),
-    _jit_flag("jax_enable_checks", "enable_checks"),
-    _jit_flag("jax_no_tracing", "no_tracing"),
-    _jit_flag("jax_no_execution", "no_execution"),
-    _Flag(
-        "jax_numpy_rank_promotion",
-        "allow",
-        _choice("jax_numpy_rank_promotion", ("allow", "warn", "raise")),
-        lambda v: _numpy_core.set_promotion_flags(rank_promotion=v),
-    ),
-    _Flag(
-        "jax_numpy_dtype_promotion",
-        "standard",
-        _choice("jax_numpy_dtype_promotion", ("standard", "strict")),
-        lambda v: _numpy_core.set_promotion_flags(dtype_promotion=v),
-    ),
-    _Flag(
-        "jax_check_static_indices",
-        False,
-        _bool("jax_check_static_indices"),
-        lambda v: setattr(_numpy_indexing, "check_static_indices", v),
-    ),
-    _Flag("jax_default_matmul_precision", None, _choice("jax_default_matmul_precision", _PRECISIONS)),
-    _Flag(
-        "jax_num_cpu_devices",
-        None,
-        lambda v: v if v is None else _num_devices(v),
-        _before_first_use("jax_num_cpu_devices", "FUNCGRAD_NUM_CPU_DEVICES", int),
-    ),
-    _Flag(
-        "jax_cpu_enable_async_dispatch",
-        None,
-        lambda v: v if v is None else _bool("jax_cpu_enable_async_dispatch")(v),
-        _cpu_async_dispatch,
-    ),
-    *[
-        _Flag(
-            name,
-            None,
-            lambda v: v if v is None else (_platform(v) and v),
-            _before_first_use(name, "FUNCGRAD_PLATFORM", _platform),
-        )
-        for name in ("jax_platforms", "jax_platform_name")
-    ],
-    _Flag(
-        "jax_default_prng_impl",
-        "threefry2x32",
-        _choice("jax_default_prng_impl", _PRNG_NAMES),
-        lambda v: default_prng_impl_context.set_global(v),
-    ),
-    _Flag(
-        "jax_legacy_prng_key",
-        "allow",
-        lambda v: _choice("jax_legacy_prng_key", ("allow", "warn", "error"))(str(v)),
-        _set_legacy_prng_key,
-    ),
-    _Flag(
-        "jax_random_seed_offset",
-        0,
-        _number("jax_random_seed_offset", int),
-        lambda v: random_seed_offset_context.set_global(v),
-    ),
-    _Flag(
-        "jax_threefry_partitionable",
-        True,
-        _bool("jax_threefry_partitionable"),
-        lambda v: threefry_partitionable_context.set_global(v),
-    ),
-    _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks"), core.set_leak_checking),
-    _Flag(
-        "jax_disable_bwd_checks",
-        False,
-        _bool("jax_disable_bwd_checks"),
-        _custom_rule_args.set_bwd_checks_disabled,
-    ),
-    _Flag(
-        "jax_disable_most_optimizations",
-        os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "").lower()
-        in ("1", "true", "yes", "on"),  # (as executables)
-        _bool("jax_disable_most_optimizations"),
-        _set_disable_most_optimizations,
-    ),
-    _Flag(
-        "jax_traceback_filtering",
-        _traceback_util._mode_setting[0],  # (the kernel read JAX_TRACEBACK_FILTERING)
-        _choice("jax_traceback_filtering", _traceback_util._MODES),
-        _traceback_util.set_filtering_mode,  # NOTE: [traceback boundaries]
-    ),
-    # (JAX's switch for user-defined PRNG implementations; funcgrad's typed keys need none)
-    _Flag("jax_enable_custom_prng", False, _bool("jax_enable_custom_prng")),
-    _Flag(
-        "jax_debug_key_reuse",
-        False,
-        _only("jax_debug_key_reuse", (False, 0), "funcgrad has no key-reuse checker; leave it False"),
-    ),
-    _Flag(
-        "funcgrad_eager_program_cache",
-        _recording.enabled,  # (FUNCGRAD_EAGER_PROGRAM_CACHE, read where the cache lives)
-        _bool("funcgrad_eager_program_cache"),
-        lambda v: setattr(_recording, "enabled", v),
-    ),
-    _Flag("funcgrad_malloc_tuning", False, _bool("funcgrad_malloc_tuning"), _malloc_tuning),
-    _Flag(
-        "jax_compilation_cache_dir",
-        None,
-        lambda v: v if v is None else os.fspath(v),
-        xla_bridge.set_cache_dir,
-    ),
-    _Flag(
-        "jax_persistent_cache_min_compile_time_secs",
-        0.0,
-        _number("jax_persistent_cache_min_compile_time_secs", float),
-        lambda v: _compile_cache.set_thresholds(min_compile_time_secs=v),
-    ),
-    _Flag(
-        "jax_persistent_cache_min_entry_size_bytes",
-        0,
-        _number("jax_persistent_cache_min_entry_size_bytes", int),
-        lambda v: _compile_cache.set_thresholds(min_entry_size_bytes=v),
-    ),
-    # (JAX's switch for XLA's own GPU caches, its autotuning results, beside the persistent cache:
-    # a CPU has none, so it is kept and has no effect)
-    _Flag(
-        "jax_persistent_cache_enable_xla_caches",
-        "xla_gpu_per_fusion_autotune_cache_dir",
-        lambda v: v if v is None else str(v),
-    ),
-    # (JAX's mock of a multi-node GPU cluster for pre-compiling its programs: kept for JAX's
-    # persistent-cache guide, no effect (as in JAX on a CPU; funcgrad's CUDA client mocks none))
-    _Flag("jax_mock_gpu_topology", "", lambda v: str(v)),
-    _Flag(
-        "jax_export_calling_convention_version",
-        10,
-        _number("jax_export_calling_convention_version", int),
-    ),
-    _Flag("jax_export_ignore_forward_compatibility", False, _bool("jax_export_ignore_forward_compatibility")),
-    _Flag(
-        "jax_logging_level",
-        None,
-        lambda v: v if v is None else _choice("jax_logging_level", _LOG_LEVELS)(str(v).upper()),
-        lambda v: None if v is None else logging.getLogger("funcgrad").setLevel(v),
-    ),
-    _Flag(
-        "jax_cpu_collectives_implementation",
-        "gloo",
-        _only(
-            "jax_cpu_collectives_implementation",
-            ("gloo",),
-            "funcgrad.distributed's CPU collectives are Gloo's",
-        ),
-    ),
-    _Flag("jax_default_device", None, _default_device_check),
-    *[
-        _Flag(
-            f"jax_transfer_guard_{direction}",
-            None,  # (unset: "allow"; JAX's default too, so that jax_transfer_guard is not overridden)
-            _transfer_guard.check_enum(f"jax_transfer_guard_{direction}"),
-            functools.partial(_set_transfer_guard, direction),
-        )
-        for direction in _transfer_guard.DIRECTIONS
-    ],
-    _Flag(
-        "jax_transfer_guard",
-        None,
-        _transfer_guard.check_enum("jax_transfer_guard"),
-        lambda v: [config.update(f"jax_transfer_guard_{d}", v) for d in _transfer_guard.DIRECTIONS],
-    ),
-    _Flag(
-        "jax_explicit_x64_dtypes",
-        "warn",
-        _choice("jax_explicit_x64_dtypes", ("warn", "error", "allow")),
-        lambda v: _numpy_dtypes.set_explicit_x64_dtypes(str(v)),
-    ),
-]
-_FLAGS = {f.name: f for f in _FLAG_LIST}
-
-
 class Config:
     """funcgrad's configuration: ``config.update(name, value)``, ``config.<name>`` or
     ``config.read(name)`` to read a flag, ``config.values`` for all of them. Names are JAX's
@@ -603,11 +177,7 @@ class Config:
 
     def update(self, name: str, value) -> None:
         """Set flag ``name`` to ``value`` (validated; refused with an error if it cannot be honoured)."""
-        flag = _flag(name)
-        value = flag.check(value)
-        if flag.apply is not None:
-            flag.apply(value)
-        flag.value = value
+        set_flag(_flag(name), value)
         if name in _THREAD_LOCAL:
             _modes_route()
 
@@ -1089,21 +659,6 @@ def transfer_guard_device_to_host(new_val: str):
 def transfer_guard_device_to_device(new_val: str):
     """Context manager for ``jax_transfer_guard_device_to_device`` (NOTE: [transfer guard])."""
     return _scoped("jax_transfer_guard_device_to_device", new_val)
-
-
-# ----------------------------------------------------------------------------------------------
-# User contexts (``jax.make_user_context``): funcgrad._user_contexts
-
-# jax_threefry_partitionable's value, part of jit's cache key as JAX's trace context holds it
-# (funcgrad/random reads it while tracing: NOTE: [threefry bit streams]).
-threefry_partitionable_context = make_user_context(True)
-
-# jax_default_prng_impl's value: the generator of keys made without impl= and of raw key data
-# (funcgrad/random reads it while tracing, so it is part of jit's cache key as well).
-default_prng_impl_context = make_user_context("threefry2x32")
-
-# jax_random_seed_offset's value, added to seeds while tracing: part of jit's cache key, as JAX's.
-random_seed_offset_context = make_user_context(0)
 
 
 # ----------------------------------------------------------------------------------------------

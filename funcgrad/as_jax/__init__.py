@@ -220,7 +220,7 @@ def install() -> None:
         importlib.import_module("funcgrad._config").config.update("jax_enable_x64", False)
     # JAX's dtype rules in 64-bit mode too (JAX_ENABLE_X64=1, or jax_enable_x64 set later): code
     # written for JAX expects them (NOTE: [JAX's dtype rules in 64-bit mode] in kernel/dtypes.py)
-    importlib.import_module("funcgrad._config").use_jax_dtype_rules(True)
+    importlib.import_module("funcgrad._config_flags").use_jax_dtype_rules(True)
     # JAX warns about no retraces: code written for it may run with warnings as errors
     # (optimistix's and diffrax's test configurations), so funcgrad's RetraceWarning stays off.
     importlib.import_module("funcgrad.jitting").RETRACE_WARNING_THRESHOLD = float("inf")

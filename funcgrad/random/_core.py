@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import _config, lax
+from funcgrad import _config_flags, lax
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
@@ -96,7 +96,7 @@ def _iota_2x32(shape: tuple[int, ...]):
 
 
 def _partitionable() -> bool:
-    return _config.threefry_partitionable_context.value
+    return _config_flags.threefry_partitionable_context.value
 
 
 def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
@@ -201,7 +201,7 @@ def _typed(key, name: str, single: bool = True) -> KeyArray:
             )
     else:
         keys = KeyArray(default_prng_impl(), _raw_data(key, name))
-        if _config.legacy_prng_key_level != "allow":  # (after the data's checks, as JAX's)
+        if _config_flags.legacy_prng_key_level != "allow":  # (after the data's checks, as JAX's)
             check_legacy_key()
     if single and keys.shape:
         raise ValueError(
@@ -214,7 +214,7 @@ def _typed(key, name: str, single: bool = True) -> KeyArray:
 
 def _offset(seed):
     """``seed`` plus ``jax_random_seed_offset`` (JAX adds it to every seed)."""
-    offset = _config.random_seed_offset_context.value
+    offset = _config_flags.random_seed_offset_context.value
     if not offset:
         return seed
     if type(seed) is int:
@@ -240,7 +240,7 @@ def default_prng_impl() -> PRNGImpl:
     >>> default_prng_impl().name
     'threefry2x32'
     """
-    return PRNGS[_config.default_prng_impl_context.value]
+    return PRNGS[_config_flags.default_prng_impl_context.value]
 
 
 def _check_seed(seed, name: str):
@@ -588,7 +588,7 @@ def _sampler(fn, static_argnums):
     def call(key, *args):
         if type(key) is KeyArray:
             return compiled(key._base_array, key._impl, *args)
-        if _config.legacy_prng_key_level != "allow":  # (after the data's checks, as JAX's)
+        if _config_flags.legacy_prng_key_level != "allow":  # (after the data's checks, as JAX's)
             _raw_data(key, fn.__name__.lstrip("_"))
             check_legacy_key()
         return compiled(key, None, *args)

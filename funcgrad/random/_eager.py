@@ -24,7 +24,7 @@ import functools
 import math
 import warnings
 
-from funcgrad import _config
+from funcgrad import _config_flags
 from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -43,12 +43,12 @@ _quiet = [0]  # > 0 while funcgrad.random's own programs trace: the key was chec
 
 def check_legacy_key() -> None:
     """A raw key entered a random function: ``jax_legacy_prng_key``'s warning or error, in JAX's
-    words (callers test ``_config.legacy_prng_key_level != "allow"`` first: one global read)."""
+    words (callers test ``_config_flags.legacy_prng_key_level != "allow"`` first: one global read)."""
     if _quiet[0]:
         return
-    if _config.legacy_prng_key_level == "error":
+    if _config_flags.legacy_prng_key_level == "error":
         raise ValueError(_LEGACY_KEY)
-    if _config.legacy_prng_key_level == "warn":
+    if _config_flags.legacy_prng_key_level == "warn":
         warnings.warn(_LEGACY_KEY, UserWarning, stacklevel=4)
 
 
@@ -90,7 +90,7 @@ def eager_draw(key, build, *params):
         data, impl = key._base_array, key._impl
     else:
         data, impl = key, None
-        if _config.legacy_prng_key_level != "allow":  # (the general route checks the data first)
+        if _config_flags.legacy_prng_key_level != "allow":  # (the general route checks the data first)
             return None
     if type(data) is not Array or type(core.current_trace()) is not _EvalTrace:
         return None

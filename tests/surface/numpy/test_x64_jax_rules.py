@@ -11,7 +11,7 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import _config
+from funcgrad import _config_flags
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
@@ -21,11 +21,11 @@ from jax._src import config as _jax_config  # noqa: E402
 @pytest.fixture(scope="module")
 def jax_rules():
     assert funcgrad.config.jax_enable_x64
-    _config.use_jax_dtype_rules(True)
+    _config_flags.use_jax_dtype_rules(True)
     try:
         yield
     finally:
-        _config.use_jax_dtype_rules(False)
+        _config_flags.use_jax_dtype_rules(False)
 
 
 I8, I32 = np.arange(1, 4, dtype=np.int8), np.arange(1, 4, dtype=np.int32)
