@@ -115,7 +115,7 @@ def register(
         # result would be the tracer itself: x.ravel() of a vector); an Array's stay as they are.
         live = (lambda fn: fn) if cls is _Array else _live_method
         for name, fn in (array_methods or {}).items():
-            setattr(cls, name, fn if name in _COPY_METHODS else live(fn))
+            setattr(cls, name, fn if name in _COPY_METHODS or name in _BINDING_OPERATORS else live(fn))
         for name, fget in (array_properties or {}).items():
             # Only the summary line of the function's docstring: its example calls the function
             # by its own name, which doctest would run (and fail) in this module's namespace.
@@ -128,6 +128,12 @@ def register(
 
 # (copying a structure that holds a leaked tracer is not using it)
 _COPY_METHODS = frozenset({"__copy__", "__deepcopy__"})
+# The operators that always bind a primitive, whose trace refuses a leaked tracer itself: left
+# unwrapped, as the most frequent calls while tracing (``x ** 1`` returns ``x``: not among them;
+# tests/surface/api/test_errors.py uses each on a leaked tracer).
+_BINDING_OPERATORS = frozenset(
+    f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "matmul") for r in ("", "r")
+) | frozenset({"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__", "__abs__"})
 
 
 def _live_method(fn: Callable) -> Callable:

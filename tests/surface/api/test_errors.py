@@ -6,6 +6,8 @@ tests/surface/api/test_jit.py, ...)"""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -213,6 +215,10 @@ def _leakers(lib, np_):
     }
 
 
+def _binary_operator(name, np_, lib, t):
+    return getattr(t, name)(np_.eye(3) if "matmul" in name else 1)
+
+
 # Uses of a leaked tracer whose result would be the tracer itself (a 1-d ravel, a real value's
 # real part, a sum over no axes, ...): JAX's jitted functions refuse each; funcgrad handed the
 # leaked tracer back, to fail later or to be returned as a value.
@@ -227,6 +233,15 @@ _SHORTCUTS = {
     "clip": lambda np_, lib, t: np_.clip(t),
     "atleast_1d": lambda np_, lib, t: np_.atleast_1d(t),
     "max(axis=())": lambda np_, lib, t: np_.max(t, axis=()),
+    "x ** 1": lambda np_, lib, t: t**1,
+    # (the operators funcgrad's tracers leave unchecked: each binds, and so refuses the tracer)
+    **{
+        name: functools.partial(_binary_operator, name)
+        for name in sorted(funcgrad.kernel._BINDING_OPERATORS)
+        if name not in ("__neg__", "__abs__")
+    },
+    "-x": lambda np_, lib, t: -t,
+    "abs": lambda np_, lib, t: abs(t),
 }
 
 
