@@ -15,8 +15,9 @@ before and written back after the call (NOTE: [mutable high-level values] in fun
 scan body touches is carried through the loop (NOTE: [state in loop bodies]). What does not: such
 values as arguments under grad/vmap/scan (they are not pytrees; those transformations refuse them
 as non-array arguments). A ``VJPHiPrimitive`` is called as a ``custom_vjp`` of its ``expand``
-whose rules are its ``vjp_fwd`` and ``vjp_bwd_retval`` (or ``vjp_bwd``'s accumulators); its
-``jvp``, ``batch`` and ``transpose`` rules are not used (vmap batches ``expand``).
+whose rules are its ``vjp_fwd`` and ``vjp_bwd_retval`` (or ``vjp_bwd``'s accumulators), or,
+where it defines ``jvp``, a ``custom_jvp`` of it with that rule; its ``batch`` and ``transpose``
+rules are not used (vmap batches ``expand``).
 
 >>> class Counter:
 ...     def __init__(self, n): self.n = n
@@ -33,7 +34,7 @@ from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from funcgrad.kernel import core as _core
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.custom_derivatives import custom_vjp
+from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ref import AbstractRef
 from funcgrad.ref import RefView as TransformedRef
 
@@ -237,11 +238,23 @@ class VJPHiPrimitive:
     def check(self, *arg_tys):
         return None
 
+    def jvp(self, primals, tangents):
+        raise NotImplementedError(f"for jvp support, subclass {type(self)} must implement `jvp`")
+
     def __call__(self, *args):
         prim = self
 
         def call(*args):
             return prim.expand(*args)
+
+        if type(prim).jvp is not VJPHiPrimitive.jvp and not any(
+            getattr(a, "is_high", False) for a in prim.out_avals_flat
+        ):
+            # A forward-mode rule: a custom_jvp of ``expand`` (reverse mode transposes it; a
+            # high-level result is no custom_jvp output: the reverse-mode rules then)
+            op = custom_jvp(call)
+            op.defjvp(lambda primals, tangents: prim.jvp(tuple(primals), tuple(tangents)))
+            return op(*args)
 
         def fwd(*args):
             return prim.vjp_fwd(tu.tree_map(lambda _: True, args), *args)

@@ -207,8 +207,14 @@ def test_a_vjp_hi_primitive_is_a_custom_vjp_of_its_expansion_as_jax():
             def vjp_bwd(self, x, g, x_acc):
                 x_acc.accum(5.0 * x * g)
 
+        class SquareJvp(Square):  # (a forward-mode rule: jvp, and grad through it)
+            def jvp(self, primals, tangents):
+                (x,), (t,) = primals, tangents
+                return self(x), 2.0 * x * t
+
         x = np.float32(1.5)
         sq, sq_acc = Square(lib.typeof(x)), SquareAccum(lib.typeof(x))
+        sq_jvp = SquareJvp(lib.typeof(x))
         seen[lib] = [
             float(sq(x)),
             float(lib.jit(sq)(x)),
@@ -216,6 +222,7 @@ def test_a_vjp_hi_primitive_is_a_custom_vjp_of_its_expansion_as_jax():
             float(lib.grad(lib.jit(sq))(x)),
             float(lib.grad(sq_acc)(x)),
             np.asarray(lib.vmap(Square(lib.typeof(x)))(np.arange(3, dtype=np.float32))).tolist(),
+            [float(t) for t in lib.jvp(sq_jvp, (x,), (np.float32(1.0),))],
         ]
     assert seen[funcgrad] == seen[jax]
 

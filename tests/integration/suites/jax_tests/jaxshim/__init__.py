@@ -31,6 +31,7 @@ _MODULES = {
     "jax._src.numpy": "jaxshim.numpy_internal",
     "jax._src.numpy.util": "jaxshim.numpy_internal",
     "jax._src.hijax": "jaxshim.hijax_internal",
+    "jax._src.numpy.hijax": "jaxshim.numpy_hijax",
 }
 
 
