@@ -352,10 +352,22 @@ defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
 mul_p.def_transpose(lambda ct, x, y: _mul_transpose(instantiate(ct), x, y))
 
 
+_RECIPROCAL_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _div_impl(x, y):
     kind = _dt.kind(np.result_type(x))
     if kind in "iu":
         return _int_div_rem(x, y)[0]
+    if np.result_type(y) in _RECIPROCAL_DTYPES and np.shape(y) != np.broadcast_shapes(
+        np.shape(x), np.shape(y)
+    ):
+        # XLA's algebraic simplifier rewrites A / broadcast(B) as A * broadcast(1 / B), the
+        # reciprocal rounded to the dtype (jax's x / 3.0 and x / row, eager or jitted, and funcgrad's
+        # under jit): an ulp from the quotient in about a third of the elements, so the eager step
+        # computes that product too (the fuzzer's float16 softmax; bfloat16, computed in float32
+        # there, rounds once, as the quotient)
+        return np.multiply(x, np.divide(np.ones((), np.result_type(y)), y))
     out = np.divide(x, y)
     if kind == "c":  # (XLA's complex division at infinities, NaNs: NOTE: [complex special values])
         return _complex_at_specials(div_p, (x, y), {}, out)

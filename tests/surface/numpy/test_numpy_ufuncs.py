@@ -776,3 +776,18 @@ def test_an_empty_where_has_its_first_branchs_tangent_as_jax(shape):
             return str(e)
 
     assert run(funcgrad, fnp) == run(jax, jax.numpy)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_division_by_a_broadcast_divisor_rounds_as_jax(dtype):
+    # XLA rewrites x / broadcast(y) as x * broadcast(1 / y): jax's x / 3.0 and x / row are a float
+    # ulp from the quotient in about a third of the elements; funcgrad's eager step computes it so
+    jax = pytest.importorskip("jax")
+    from jax._src import config as jax_config
+
+    rng = np.random.default_rng(0)
+    x, row = rng.uniform(0.1, 1, (8, 16)).astype(dtype), rng.uniform(1, 3, (1, 16)).astype(dtype)
+    with jax_config.enable_x64(dtype == np.float64):
+        for f in (lambda n, a: a / 3.0, lambda n, a: n.divide(a, row), lambda n, a: a / n.asarray(a[::-1])):
+            want = np.asarray(f(jax.numpy, jax.numpy.asarray(x)))
+            np.testing.assert_array_equal(np.asarray(f(fnp, fnp.asarray(x))), want)
