@@ -457,14 +457,32 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     return out
 
 
+# JAX's flag jax_softmax_custom_jvp (default False, set by funcgrad._config): softmax is then
+# differentiated through its formula, the maximum's gradient stopped (JAX's _softmax_deprecated),
+# as jax computes it; True: the custom rule y * (t - sum(y * t)). The two round differently (an ulp
+# in a third of float16's elements: the fuzzer's float16 softmax in models, seed 14305).
+softmax_rule = {"custom_jvp": False}
+
+
+def set_softmax_custom_jvp(value: bool) -> None:
+    softmax_rule["custom_jvp"] = bool(value)
+
+
 def _softmax_impl(x, axes, where):
+    return _softmax_value(x, axes, where, stop_max=False)
+
+
+def _softmax_value(x, axes, where, stop_max):
     # JAX's formula: the maximum is not made finite (an all -inf slice, a +inf or NaN entry: the
     # slice is NaN, as jax's); inside the custom rule it is never differentiated.
     x_max = fnp.max(x, axes, keepdims=True, where=where, initial=-np.inf)
+    if stop_max:
+        x_max = ew.stop_gradient_p.bind(x_max)
     x_safe = x if where is None else select(where, x, _const(-np.inf, x))
     unnormalized = ew.exp_p.bind(ew.sub_p.bind(x_safe, broadcast_to(x_max, aval(x).shape)))
     total = fnp.sum(unnormalized, axes, keepdims=True, where=where)
-    out = ew.div_p.bind(unnormalized, broadcast_to(total, aval(x).shape))
+    # (broadcast by the division itself, as jax's XLA program divides: a product with 1 / total)
+    out = ew.div_p.bind(unnormalized, total)
     if where is not None:  # masked-out entries are 0, also in a slice masked out entirely (not 0/0)
         out = select(where, out, _const(0, x))
     return out
@@ -496,6 +514,8 @@ def softmax(x, axis=-1, where=None, initial=None):
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
+    if not softmax_rule["custom_jvp"]:
+        return _softmax_value(x, axes, mask, stop_max=True)
     return call_custom(_softmax, x, axes, mask)
 
 

@@ -431,3 +431,25 @@ def test_empty_activation_tangent_is_a_zero_as_jax(name, args):
 
     x = np.ones((0, 2), np.float32)
     assert run(funcgrad, x) == run(jax, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_softmax_derivative_is_jaxs_formula_by_default(dtype):
+    # JAX's jax_softmax_custom_jvp is False by default: softmax is differentiated through its
+    # formula (the maximum's gradient stopped), whose rounding is not the custom rule's (an ulp in a
+    # third of float16's elements: the fuzzer's float16 models, seed 14305)
+    import jax
+
+    rng = np.random.default_rng(0)
+    x, t = rng.uniform(0.5, 2.0, (3, 5)).astype(dtype), rng.uniform(-1, 1, (3, 5)).astype(dtype)
+
+    def vjp(T):
+        return np.asarray(T.jit(lambda x, t: T.vjp(lambda x: T.nn.softmax(x, axis=0), x)[1](t)[0])(x, t))
+
+    np.testing.assert_array_equal(vjp(funcgrad), vjp(jax))
+    assert "custom_jvp" not in str(funcgrad.make_jaxpr(funcgrad.grad(lambda x: nn.softmax(x)[0]))(x[0]))
+    funcgrad.config.update("jax_softmax_custom_jvp", True)  # (JAX's flag: the custom rule)
+    try:
+        assert "custom_jvp" in str(funcgrad.make_jaxpr(funcgrad.grad(lambda x: nn.softmax(x)[0]))(x[0]))
+    finally:
+        funcgrad.config.update("jax_softmax_custom_jvp", False)
