@@ -18,6 +18,14 @@ table draws, for one or two operands ``a``, ``b``:
   are not the derivative, ``lax.cond``/``switch``/``while_loop``/``fori_loop``/``scan`` (reverse,
   unroll)/``lax.map`` around the function, ``stop_gradient``.
 
+The wide programs (``progw.*``, session 15; the ``prog.*`` draws are as before) go where a hidden
+generator would: chains of 3-12 steps that may end in a join of two earlier values (DAGs),
+reductions with ``where=``/``initial=``/axis tuples, dtype changes mid-chain (``bitcast_convert_type``,
+``view``, ``reduce_precision``), integer wrap-around, division by zero (integer and float), NaN in
+``where``'s dead branch under derivatives (JAX's NaN gradients), ``stop_gradient`` mid-chain, loops
+carrying pytrees (dict/tuple carries with integer counters and None leaves) around the chain,
+``cond``/``switch`` on a predicate batched by ``vmap`` (both branches run), and ``vmap(grad(vmap))``.
+
 Several outputs (gradients by ``argnums``, ``has_aux``'s pair, ``jvp``'s pair) are flattened into one
 vector in their common dtype (``_pack`` in programs.HELPERS); the long run's output pytrees compare
 structures. The operands' avals are known while drawing (``programs.cases`` hands them to
@@ -110,6 +118,56 @@ _AT_INDEX = ["0", "-1", "5", "-7", "1:", "::2", "np.array([0, 0, -1])", "np.arra
              "np.array([[0], [1]])", "None", "np.array(True)", "np.array([True, False])"]  # fmt: skip
 _AT_MODE = ["None", "'clip'", "'drop'", "'fill'", "'promise_in_bounds'"]
 
+# The wide programs' further steps (session 15; progw.* only, so the older tables' seeds draw as
+# before): reductions with where=/initial=/axis tuples, dtype changes mid-chain (bit casts, views,
+# reduced precision), integer wrap-around, division by zero, NaN in where's dead branch (JAX's NaN
+# gradients), stop_gradient mid-chain, and joins of two earlier values (DAGs, not chains).
+_WIDE_REDUCE = [
+    "np.sum(X, axis={axt}, keepdims={k}, where=X > 0)",
+    "np.mean(X, axis={axt}, keepdims={k}, where=X != 0)",
+    "np.max(X, axis={axt}, keepdims={k}, where=X < 1, initial=-3)",
+    "np.min(X, axis={axt}, initial=5, where=X > -1)", "np.prod(X, axis={axt}, keepdims={k})",
+    "np.var(X, axis={axt}, where=X > 0)", "np.std(X, axis={axt}, ddof=1)",
+    "np.any(X, axis={axt}, keepdims={k}, where=X < 1)", "np.all(X, axis={axt}, where=X > 0)",
+    "np.nansum(X, axis={axt}, where=X < 2)", "special.logsumexp(X, axis={axt}, keepdims={k}, where=X > -1)",
+    "nn.softmax(X, axis={ax}, where=X > 0)", "np.sum(X, axis={axt}, keepdims={k}, dtype=np.{d})",
+    "np.max(X, axis={axt}, keepdims={k})", "np.count_nonzero(X, axis={axt}, keepdims={k})",
+]  # fmt: skip
+_WIDE_DTYPE = [
+    "lax.bitcast_convert_type(X.astype(np.float32), np.int32)",
+    "lax.bitcast_convert_type(X.astype(np.int32), np.float32)",
+    "lax.bitcast_convert_type(X.astype(np.uint16), np.float16)",
+    "lax.bitcast_convert_type(X.astype(np.float16), np.int16)",
+    "lax.bitcast_convert_type(X.astype(np.float32), np.uint8)",
+    "lax.bitcast_convert_type(X.astype(np.bfloat16), np.uint16)", "X.astype(np.float32).view(np.int32)",
+    "X.astype(np.int8).view(np.uint8)", "X.astype(np.uint32).view(np.float32)",
+    "lax.reduce_precision(X.astype(np.float32), 5, 10)", "X.astype(np.bfloat16).astype(np.float32)",
+    "np.real(X.astype(np.complex64) * 1j)", "X.astype(np.float16) * np.float16(1000)",
+    "X.astype(np.uint8).astype(np.int8)",
+]  # fmt: skip
+_WIDE_INT = [
+    "X.astype(np.int8) + np.int8(127)", "X.astype(np.uint8) - np.uint8(1)",
+    "X.astype(np.int16) * np.int16(-32768)", "X.astype(np.int32) * np.int32(65536) * np.int32(65536)",
+    "-(X.astype(np.int32) + np.int32(-2147483647) - np.int32(1))", "X.astype(np.uint32) << np.uint32(31)",
+    "np.abs(X.astype(np.int8) * np.int8(-128))", "X.astype(np.uint16) * np.uint16(65535)",
+    "X.astype(np.int8) // np.int8(-1)", "np.cumsum(X.astype(np.int8) * np.int8(100), axis=-1)",
+    "np.sum(X.astype(np.uint8) + np.uint8(250), axis=-1, dtype=np.uint8)",
+]  # fmt: skip
+_WIDE_DIV0 = [
+    "X.astype(np.int32) // 0", "X.astype(np.int32) % 0", "np.divmod(X.astype(np.int8), np.int8(0))[0]",
+    "X.astype(np.uint8) // X.astype(np.uint8)", "np.remainder(X.astype(np.int16), X.astype(np.int16))",
+    "X / 0.0", "X / -0.0", "np.float32(0) / X", "np.divide(X, X)", "np.fmod(X, 0.0)", "X % 0.0",
+    "np.reciprocal(X * 0)", "X // 0.0", "0 * X / X",
+]  # fmt: skip
+_WIDE_WHERE = [
+    "np.where(X > 0, np.sqrt(X), 0.0)", "np.where(X > 0, np.log(X), X)", "np.where(X != 0, 1 / X, 0.0)",
+    "np.where(np.abs(X) < 1, np.arcsin(X), X)", "np.where(X > 0, X ** 0.5, -X)",
+    "lax.select(X > 0, np.log(X), np.zeros_like(X))", "np.where(X > Y, np.log(X - Y), Y)",
+    "np.where(np.isfinite(X), X, 0.0)", "np.where(X > 0, X, np.nan)", "X + lax.stop_gradient(Y - X)",
+    "lax.stop_gradient(X) * X", "X * lax.stop_gradient(np.sign(X)) + Y",
+]  # fmt: skip
+_WIDE_JOIN = ["X + Y", "X * Y", "np.maximum(X, Y)", "_pack(T, np, (X, Y))", "np.where(X > Y, X, Y)"]
+
 
 @dataclasses.dataclass(frozen=True)
 class _ProgOp(Op):
@@ -135,10 +193,25 @@ def _ok(expr: str, avals) -> tuple | None:
     return None if out is None or "float0" in str(out[1]) else out  # (float0 values: not drawn on)
 
 
-def _chain_step(draw, names):
-    pool = draw(st.sampled_from(["u", "u", "cast", "b", "b", "bs", "r", "shape", "at"]))
+def _chain_step(draw, names, wide=False):
+    if wide:
+        pool = draw(
+            st.sampled_from(["u", "cast", "b", "bs", "r", "shape", "at", "wr", "wd", "wi", "w0", "ww"])
+        )
+    else:
+        pool = draw(st.sampled_from(["u", "u", "cast", "b", "b", "bs", "r", "shape", "at"]))
     x = draw(st.sampled_from(names[-2:] + names))
     y = draw(st.sampled_from(names[-2:] + names))
+    if pool == "wr":
+        ax = draw(st.sampled_from(["-1", "0"]))
+        axt = draw(st.sampled_from(["(0, 1)", "(-1, 0)", "(0,)", "()", "None", "-1", "(1, -1)"]))
+        k, d = draw(st.booleans()), draw(st.sampled_from(_CASTS))
+        return draw(st.sampled_from(_WIDE_REDUCE)).format(ax=ax, axt=axt, k=k, d=d).replace("X", x)
+    if pool in ("wd", "wi", "w0"):
+        table = {"wd": _WIDE_DTYPE, "wi": _WIDE_INT, "w0": _WIDE_DIV0}[pool]
+        return draw(st.sampled_from(table)).replace("X", x)
+    if pool == "ww":
+        return draw(st.sampled_from(_WIDE_WHERE)).replace("X", x).replace("Y", y)
     if pool == "u":
         return draw(st.sampled_from(_UNARY)).replace("X", x)
     if pool == "cast":
@@ -165,12 +238,18 @@ def _chain_step(draw, names):
     return draw(st.sampled_from(_AT)).format(i=i, m=m).replace("X", x).replace("Y", y)
 
 
-def _chain(draw, call, avals):
-    """A function text ``(lambda a, b: (t0 := ..., ...)[-1])`` of 3-8 steps valid on ``avals``."""
+def _chain(draw, call, avals, wide=False):
+    """A function text ``(lambda a, b: (t0 := ..., ...)[-1])`` of 3-8 steps valid on ``avals`` (wide:
+    3-12 steps, ending at times in a join of two earlier values, so the program is a DAG)."""
     names, steps = ["a", "b"], []
-    for _ in range(draw(st.integers(3, 8))):
+    n = draw(st.integers(3, 12 if wide else 8))
+    for i in range(n):
         for _attempt in range(5):
-            step = _chain_step(draw, names)
+            if wide and i == n - 1 and len(names) > 3 and draw(st.booleans()):
+                x, y = draw(st.sampled_from(names[2:])), draw(st.sampled_from(names[2:-1]))
+                step = draw(st.sampled_from(_WIDE_JOIN)).replace("X", x).replace("Y", y)
+            else:
+                step = _chain_step(draw, names, wide)
             body = ", ".join([*steps, f"t{len(steps)} := {step}"])
             fn = f"(lambda a, b: ({body},)[-1])"
             if _ok(f"{fn}{call}", avals) is not None:
@@ -185,14 +264,29 @@ def _chain(draw, call, avals):
 _POLICIES = ["nothing_saveable", "everything_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"]
 
 
-def _wrap(draw, f):
-    """One transformation of a function text ``f`` of (a, b) to an array: a function text of (a, b)."""
+_WIDE_WRAPS = [
+    "fori_tree",
+    "while_tree",
+    "scan_tree",
+    "vmap_cond",
+    "vmap_grad_vmap",
+    "grad_vmap",
+    "vmap_switch",
+]
+
+
+def _wrap(draw, f, wide=False):
+    """One transformation of a function text ``f`` of (a, b) to an array: a function text of (a, b)
+    (wide: also control flow with pytree carries around ``f``, ``cond``/``switch`` on a traced
+    predicate under ``vmap`` (both branches run), ``vmap(grad(vmap(f)))``)."""
     w = draw(st.sampled_from([
         "jit", "jit", "checkpoint", "grad", "grad_argnums", "grad_aux", "grad_dict", "value_and_grad",
         "jvp", "jvp2", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "vmap", "vmap_tree", "custom_jvp",
         "custom_vjp", "cond", "switch", "fori", "while", "scan", "map", "stop_gradient",
-    ]))  # fmt: skip
+    ] + (_WIDE_WRAPS * 2 if wide else [])))  # fmt: skip
     s = f"_scalar(T, np, {f}(a, b))"
+    if w in _WIDE_WRAPS:
+        return _wide_wrap(draw, w, f, s)
     if w == "jit":
         return f"T.jit({f})"
     if w == "checkpoint":
@@ -279,17 +373,60 @@ def _wrap(draw, f):
     return f"(lambda a, b: {f}(a, lax.stop_gradient(b)) + lax.stop_gradient({f}(a, b)))"
 
 
-def _program(arity):
+def _wide_wrap(draw, w, f, s):
+    n = draw(st.sampled_from([0, 1, 2, 3]))
+    if w == "fori_tree":  # a dict carry holding a tuple with a None leaf and an integer counter
+        return (
+            f"(lambda a, b: lax.fori_loop(0, {n}, lambda i, c: {{'s': c['s'] + {f}(np.roll(a, i), b), "
+            f"'k': c['k'] + i, 'p': (c['p'][0] * 0.5, None)}}, {{'s': {f}(a, b), 'k': 0, "
+            f"'p': (np.float32(1.0), None)}}))['s'])"
+        )
+    if w == "while_tree":  # a tuple carry: value, counter, a weak float scale
+        return (
+            f"(lambda a, b: lax.while_loop(lambda c: c[1] < {n}, lambda c: (c[0] + {f}(a, b) * c[2], "
+            f"c[1] + 1, c[2] * 0.5), ({f}(a, b), 0, 1.0))[0])"
+        )
+    if w == "scan_tree":  # a dict carry and a pair of outputs per step, both packed
+        return (
+            f"(lambda a, b: _pack(T, np, lax.scan(lambda c, x: ({{'h': c['h'] + {f}(x, b), "
+            f"'n': c['n'] + 1}}, ({f}(x, b), c['n'])), {{'h': {f}(a, b), 'n': np.int32(0)}}, "
+            f"np.stack([a, np.roll(a, 1)]), reverse={draw(st.booleans())})))"
+        )
+    m = draw(st.sampled_from([1, 2, 3]))
+    if w == "vmap_cond":  # the predicate is batched: both branches run, a select picks
+        return (
+            f"(lambda a, b: T.vmap(lambda a, b: lax.cond(np.sum(np.real(a)) > 0, {f}, "
+            f"lambda a, b: {f}(np.roll(a, 1), b), a, b))(_batch(np, a, 0, {m}), _batch(np, b, 0, {m})))"
+        )
+    if w == "vmap_switch":
+        return (
+            f"(lambda a, b: T.vmap(lambda a, b: lax.switch(np.sum(np.real(a) > 0) - 1, [{f}, "
+            f"lambda a, b: {f}(np.roll(a, 1), b), lambda a, b: {f}(a, lax.stop_gradient(b))], a, b), "
+            f"in_axes=(0, None))(_batch(np, a, 0, {m}), b))"
+        )
+    if w == "vmap_grad_vmap":
+        return (
+            f"(lambda a, b: T.vmap(lambda a, b: T.grad(lambda a, b: _scalar(T, np, T.vmap({f}, "
+            f"in_axes=(0, None))(_batch(np, a, 0, 2), b)))(a, b), in_axes=(0, None))"
+            f"(_batch(np, a, 0, {m}), b))"
+        )
+    return (  # grad_vmap
+        f"(lambda a, b: T.grad(lambda a, b: _scalar(T, np, T.vmap({f})(_batch(np, a, 0, {m}), "
+        f"_batch(np, b, 0, {m}))))(a, b))"
+    )
+
+
+def _program(arity, wide=False):
     def drawn(avals):
         @st.composite
         def strategy(draw):
             call = "(\x000, \x001)" if arity == 2 else f"(\x000, {draw(st.sampled_from(_SCALARS))})"
-            f = _chain(draw, call, avals)
+            f = _chain(draw, call, avals, wide)
             if f is None:
                 return {"e": "None"}  # (jax's abstract evaluation rejects it: not kept)
             for _ in range(draw(st.integers(1, 3))):
                 for _attempt in range(3):
-                    g = _wrap(draw, f)
+                    g = _wrap(draw, f, wide)
                     if _ok(f"{g}{call}", avals) is not None:
                         f = g
                         break
@@ -303,4 +440,6 @@ def _program(arity):
 PROG: list[Op] = [
     _ProgOp("prog.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1)),
     _ProgOp("prog.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2)),
+    _ProgOp("progw.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide=True)),
+    _ProgOp("progw.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide=True)),
 ]
