@@ -2,7 +2,8 @@
 artifact and call it back, from funcgrad or from JAX.
 
 Layer: surface. The package re-exports its private modules: ``_exported`` (``export``,
-``Exported``, ``DisabledSafetyCheck``, the calling-convention versions, calling an ``Exported``),
+``Exported``, the calling-convention versions, calling an ``Exported``), ``_safety``
+(``DisabledSafetyCheck``, the custom calls a module may hold),
 ``_serialization`` (JAX's flatbuffer format, the pytree-node registry), ``_shape_poly``
 (symbolic dimensions; ``_dim_parser`` parses their specifications), ``_polymorphic`` (exporting
 with symbolic dimensions) and ``_sharded`` (exporting with shardings).

@@ -46,7 +46,8 @@ from funcgrad._shardings import Mesh, NamedSharding
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._poly_module import arg_names, check_call
-from funcgrad.export._polymorphic import SymbolicExport, constraints, is_symbolic_spec
+from funcgrad.export._polymorphic import SymbolicExport, constraints, is_symbolic_spec, note_computed
+from funcgrad.export._safety import DisabledSafetyCheck, check_custom_calls
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
 from funcgrad.export._sharded import ShardedExport, find_mesh
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit, result_paths
@@ -86,47 +87,6 @@ def _calling_convention_version() -> int:
             f"supported versions [{lo}..{hi}]"
         )
     return version
-
-
-class DisabledSafetyCheck:
-    """A safety check to skip (JAX's ``jax.export.DisabledSafetyCheck``): ``platform()`` lets an
-    ``Exported`` be called on a platform it was not exported for; ``custom_call(name)`` allows a
-    custom call target at export; ``shape_assertions()`` skips the shape checks of a
-    polymorphic module when it is called.
-
-    >>> DisabledSafetyCheck.platform(), DisabledSafetyCheck.custom_call("my_kernel").is_custom_call()
-    (platform, 'my_kernel')
-    """
-
-    def __init__(self, _impl: str):
-        self._impl = _impl
-
-    @classmethod
-    def platform(cls) -> DisabledSafetyCheck:
-        return cls("platform")
-
-    @classmethod
-    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
-        return cls(f"custom_call:{target_name}")
-
-    @classmethod
-    def shape_assertions(cls) -> DisabledSafetyCheck:
-        return cls("shape_assertions")
-
-    def is_custom_call(self) -> str | None:
-        m = re.match(r"custom_call:(.+)$", self._impl)
-        return m.group(1) if m else None
-
-    def __str__(self):
-        return self._impl
-
-    __repr__ = __str__
-
-    def __eq__(self, other):
-        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
-
-    def __hash__(self):
-        return hash(self._impl)
 
 
 def default_export_platform() -> str:
@@ -438,7 +398,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
             lowered = lower_jaxpr(closed, name, platform=p, arg_names=names, result_names=infos)
         except NotImplementedError as e:  # (LoweringError is one; so is a missing rule)
             raise ValueError(f"export({name}): cannot lower for the platform {p!r}: {e}") from None
-        _check_custom_calls(lowered.text, checks)
+        check_custom_calls(lowered.text, checks)
         if p not in ("cpu", "cuda") and needs_lapack(lowered.text):
             raise ValueError(
                 f"export({name}): cannot lower for the platform {p!r}: the program uses dense linear "
@@ -497,43 +457,6 @@ def _constraint_mesh(jaxpr):
                     if found is not None:
                         return found
     return None
-
-
-# Custom-call targets with compatibility guarantees (JAX's ``_CUSTOM_CALL_TARGETS_GUARANTEED_STABLE``):
-# jaxlib's LAPACK and GPU solver kernels (the prefixes) and XLA's named ones.
-_STABLE_TARGET_PREFIXES = ("lapack_", "cusolver_", "hipsolver_", "cusparse_", "cu_", "hip_")
-_STABLE_TARGETS = frozenset(
-    {
-        "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
-        "Eigh", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "ApproxTopK",
-        "stablehlo.dynamic_approx_top_k", "tf.call_tf_function", "tpu_custom_call", "AllocateBuffer",
-        "mosaic_gpu_v2", "stablehlo.dynamic_reduce_window", "stablehlo.dynamic_rng_bit_generator",
-        "stablehlo.dynamic_top_k", "shape_assertion",
-    }
-)  # fmt: skip
-_CUSTOM_CALL = re.compile(r'custom_call @([\w.$-]+)|call_target_name = "([^"]+)"')
-
-
-def _check_custom_calls(text: str, checks) -> None:
-    """JAX's refusal of custom calls whose targets have no compatibility guarantees (a user's
-    ``mlir.custom_call`` or FFI kernel), unless ``DisabledSafetyCheck.custom_call`` names them."""
-    allowed = {c.is_custom_call() for c in checks} - {None}
-    if "ALL" in allowed or "custom_call" not in text:
-        return
-    bad = []
-    for line in text.splitlines():
-        for m in _CUSTOM_CALL.finditer(line):
-            target = m.group(1) or m.group(2)
-            if target in _STABLE_TARGETS or target in allowed or target.startswith(_STABLE_TARGET_PREFIXES):
-                continue
-            bad.append(line.strip())
-    if bad:
-        raise ValueError(
-            "Cannot serialize code with custom calls whose targets have no compatibility guarantees. "
-            "See https://docs.jax.dev/en/latest/export/export.html"
-            "#compatibility-guarantees-for-custom-calls. "
-            "Examples are:\n" + "\n".join(bad) + ".\n"
-        )
 
 
 def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
@@ -775,8 +698,10 @@ def _specialized(exp: Exported, avals) -> Exported:
     key = ("symbolic", tuple((a.shape, a.dtype) for a in avals))
     concrete = exp._calls.get(key)
     if concrete is not None:
+        if any(hasattr(d, "expr") for a in avals for d in a.shape):  # (traced sizes: checked for all)
+            note_computed(exp.out_avals, _bind_args(exp, avals))
         return concrete
-    _bind_args(exp, avals)
+    note_computed(exp.out_avals, _bind_args(exp, avals))
     concrete = exp._symbolic.specialize(avals, exp.platforms, exp.disabled_safety_checks)
     exp._calls[key] = concrete
     return concrete

@@ -28,7 +28,7 @@ symbolic dimensions of ``_shape_poly`` and pytree key paths (``_aot.leaf_key_pat
 from __future__ import annotations
 
 from funcgrad._aot import leaf_key_paths
-from funcgrad.export._shape_poly import _ATOMS, DimExpr
+from funcgrad.export._shape_poly import _ATOMS, DimExpr, InconclusiveDimensionOperation
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray  # noqa: F401 - (the examples)
 from funcgrad.xla_bridge import portable
@@ -532,6 +532,30 @@ class Ints:
         return e.evaluate(self.vars) if isinstance(e, DimExpr) else int(e)
 
 
+class Exprs(Ints):
+    """``solve_dims``'s arithmetic on dimension expressions: the checks of a call made while a
+    symbolic export traces (its arguments' sizes carry their expressions), decided for every size
+    as JAX's ``check_statically``: ``a`` is ``c - 4``, and ``c - 4 >= 1`` is not known."""
+
+    _OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
+            "divide": lambda a, b: a // b, "remainder": lambda a, b: a % b}  # fmt: skip
+
+    def binary(self, name, a, b):
+        return self._OPS[name](a, b)
+
+    @staticmethod
+    def holds(kind, lhs, rhs) -> bool:
+        try:
+            return bool(lhs == rhs if kind == "eq" else lhs >= rhs if kind == "ge" else lhs <= rhs)
+        except InconclusiveDimensionOperation:
+            return False
+
+
+def _size(d, traced: bool):
+    e = getattr(d, "expr", None)
+    return e if traced and isinstance(e, DimExpr) else int(d)
+
+
 def check_call(in_avals, shapes, constraints=(), names=None) -> dict:
     """JAX's checks of a call's argument shapes against symbolic ``in_avals`` (its
     ``solve_dim_vars`` and ``check_statically``): the dimension variables' values, or the first
@@ -548,15 +572,17 @@ def check_call(in_avals, shapes, constraints=(), names=None) -> dict:
     ...     print(str(e).split(". ")[1])
     Division had remainder 1 when computing the value of 'b'
     """
-    ints = Ints()
-    sizes = {(i, k): int(s[k]) for i, (a, s) in enumerate(zip(in_avals, shapes))
+    # (sizes traced by a symbolic export carry their expressions: the checks hold for all sizes)
+    traced = any(isinstance(getattr(s[k], "expr", None), DimExpr) for s in shapes for k in range(len(s)))
+    ints = Exprs() if traced else Ints()
+    sizes = {(i, k): _size(s[k], traced) for i, (a, s) in enumerate(zip(in_avals, shapes))
              for k, d in enumerate(a.shape) if isinstance(d, DimExpr)}  # fmt: skip
     try:
         asserts = solve_dims(ints, sizes, in_avals, constraints, names)
     except NotGeneral as e:
         raise ValueError(str(e)) from None
     for kind, lhs, rhs, pieces in asserts:
-        if not (lhs == rhs if kind == "eq" else lhs >= rhs if kind == "ge" else lhs <= rhs):
+        if not Exprs.holds(kind, lhs, rhs):
             raise ValueError("".join(p if isinstance(p, str) else str(p) for p in pieces))
     return ints.vars
 

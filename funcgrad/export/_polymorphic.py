@@ -63,13 +63,23 @@ from funcgrad.kernel.source_info import library_dir
 from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.emitter import aval_type
 
-__all__ = ["SymbolicExport", "check_constraints", "constraint", "constraints", "is_symbolic_spec"]
+__all__ = [
+    "SymbolicExport",
+    "check_constraints",
+    "constraint",
+    "constraints",
+    "is_symbolic_spec",
+    "note_computed",
+]
 
 _MAX_DEGREE = 2
 _LOW, _HIGH = 2, 24  # the sizes the traces draw (small arrays; several values per variable)
 
 
 _tracing = [0]  # symbolic exports tracing now (NOTE: [symbolic comparisons at sample sizes])
+# The expressions the traced sizes took in the trace running now: candidates for result dimensions
+# that no polynomial fits (``core.max_dim(b - 5, 0)``, ``(b + 13) % b``).
+_computed: list = []
 _LIBRARY = library_dir()
 
 
@@ -96,6 +106,8 @@ class SymbolicSize(int):
     def __new__(cls, value, expr):
         self = int.__new__(cls, value)
         self.expr = expr
+        if _tracing[0] and isinstance(expr, DimExpr):  # (a candidate result dimension)
+            _computed.append(expr)
         return self
 
     def _symbolic(self, other, order: bool = True) -> bool:
@@ -189,6 +201,20 @@ class SymbolicSize(int):
 
     def __reduce__(self):
         return (int, (int(self),))
+
+
+def note_computed(out_avals, env: dict) -> None:
+    """While a symbolic export traces: the result dimensions of an ``Exported`` it calls, in the
+    tracing export's variables (``env``: the callee's variables as such expressions), become
+    candidates for its own result dimensions (``_computed``)."""
+    if not _tracing[0] or not any(isinstance(v, DimExpr) for v in env.values()):
+        return
+    for a in out_avals:
+        for d in a.shape:
+            if isinstance(d, DimExpr):
+                e = d.evaluate(env)
+                if isinstance(e, DimExpr):
+                    _computed.append(e)
 
 
 def is_symbolic_spec(x) -> bool:
@@ -325,6 +351,17 @@ def _fit_dim(rows, monomials, envs, sizes, scope):
     return expr
 
 
+def _has_operation(e) -> bool:
+    return any(n in _ATOMS for m in e.terms for n in m)
+
+
+def _gives(expr, envs, sizes) -> bool:
+    try:
+        return all(expr.evaluate(env) == size for env, size in zip(envs, sizes))
+    except (ZeroDivisionError, KeyError):
+        return False
+
+
 def _fit_floordiv(variables, envs, sizes, scope):
     """``floordiv(P, k)`` or ``mod(P, k)`` for a linear ``P`` and k in 2..4 that gives ``sizes``
     (strided slices: ``x[::2]`` has ``floordiv(b + 1, 2)`` elements), or None."""
@@ -356,6 +393,7 @@ class SymbolicExport:
 
     def __init__(self, fun_jit, args, kwargs, concrete_export):
         self.fun_jit = fun_jit
+        self.computed: list = []  # the expressions the traced sizes took (_computed)
         static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)
         self._statics = dict(static_key)
         self._static_kw = dict(static_kw)
@@ -411,6 +449,8 @@ class SymbolicExport:
         avals = self._concrete_avals(env, traced=True)
         names = [f"args[{i}]" for i in range(len(avals))]
         _tracing[0] += 1
+        outer = list(_computed)
+        _computed.clear()
         try:
             closed = trace_to_jaxpr(flat_fun, avals, names, f"export({self.fun_jit._name})")
         except InconclusiveDimensionOperation:
@@ -423,6 +463,9 @@ class SymbolicExport:
             raise
         finally:
             _tracing[0] -= 1
+            computed = list(dict.fromkeys(_computed))
+            _computed[:] = outer
+        self.computed.extend(e for e in computed if e not in self.computed)
         return list(closed.out_avals), trees[0]
 
     def _envs(self, n: int) -> list[dict]:
@@ -472,6 +515,13 @@ class SymbolicExport:
                 continue
         raise AssertionError("unreachable")
 
+    def _computed_fit(self, envs, sizes):
+        """An operation (max, min, floordiv, mod) among the expressions the traced sizes took
+        that gives ``sizes`` at ``envs`` (a size that is the same at every sample is a constant)."""
+        if len(set(sizes)) == 1:
+            return None
+        return next((e for e in self.computed if _has_operation(e) and _gives(e, envs, sizes)), None)
+
     def _fit_all(self, traces, envs, monomials, last):
         out_leaves, out_tree = traces[0]
         for leaves, tree in traces[1:]:
@@ -491,7 +541,11 @@ class SymbolicExport:
             dims = []
             for k in range(len(leaf.shape)):
                 sizes = [t[0][i].shape[k] for t in traces]
-                expr = _fit_dim(rows, monomials, envs, sizes, self.scope)
+                # (an operation the traced sizes took first, max_dim(b - 5, 0) or (b + 13) % b: at
+                # samples b >= 5 a polynomial b - 5 would fit too)
+                expr = self._computed_fit(envs, sizes)
+                if expr is None:
+                    expr = _fit_dim(rows, monomials, envs, sizes, self.scope)
                 if expr is None and not last:
                     raise _NoFit
                 if expr is None:
@@ -531,6 +585,9 @@ class SymbolicExport:
 
         def fit(values):
             values = [int(v) for v in values]
+            e = self._computed_fit(envs, values)  # (as the result shapes' fit)
+            if e is not None:
+                return e
             for rows, monomials in fits:
                 e = _fit_dim(rows, monomials, envs, values, self.scope)
                 if e is not None:

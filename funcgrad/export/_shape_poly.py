@@ -234,11 +234,13 @@ class DimExpr:
     # -- evaluation and printing ------------------------------------------------------------------
 
     def evaluate(self, env: dict) -> int:
-        """The size for the variable values ``env`` (``{"b": 3}``).
+        """The size for the variable values ``env`` (``{"b": 3}``); for expressions of other
+        variables, the expression they give (a substitution).
 
         >>> (b,) = symbolic_shape("b")
-        >>> (2 * b + 1).evaluate({"b": 3})
-        7
+        >>> (c,) = symbolic_shape("c")
+        >>> (2 * b + 1).evaluate({"b": 3}), (2 * b + 1).evaluate({"b": c - 1})
+        (7, 2*c - 1)
         """
         total = 0
         for m, c in self.terms.items():
@@ -591,14 +593,18 @@ def _term_cmp(m1: tuple, m2: tuple) -> int:
     return _cmp(len(set(m1)), len(set(m2)))
 
 
-def _value_of(name: str, env: dict) -> int:
+def _value_of(name: str, env: dict):
+    # (``env``'s values are sizes, or expressions of another scope's variables: a substitution)
     if name in _ATOMS:
         op, args = _ATOMS[name]
         vals = [a.evaluate(env) if isinstance(a, DimExpr) else int(a) for a in args]
+        if any(isinstance(v, DimExpr) for v in vals):
+            return _extremum(*vals, op) if op in ("max", "min") else _OPS[op](*vals)
         return int(_OPS[op](*vals))
     if name not in env:
         raise KeyError(f"no value for the dimension variable {name!r}")
-    return int(env[name])
+    value = env[name]
+    return value if isinstance(value, DimExpr) else int(value)
 
 
 def is_symbolic_dim(p) -> bool:

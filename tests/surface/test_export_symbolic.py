@@ -336,3 +336,58 @@ def test_symbolic_shape_parsing_as_jax(spec, like, constraints):
             return type(err).__name__, str(err)
 
     assert run(export) == run(jexport)
+
+
+def test_result_dimensions_from_operations_as_jax():
+    # export_test's test_poly_expressions: result dimensions computed with max_dim, // and % (no
+    # polynomial fits them; b - 5 fits max(b - 5, 0) at samples b >= 5); calling the Exported
+    # inside another symbolic export gives them in that export's variables
+    def make(lib, core):
+        def output_shape(b):
+            return (b + b, b - b, b * b, (b + 13) // b, (b + 13) % b, core.max_dim(b - 5, 0))
+
+        return lib.jit(lambda x: lib.numpy.ones(output_shape(x.shape[0]), dtype=x.dtype))
+
+    from jax._src import core as jcore
+
+    exps = {}
+    for lib, exp_mod, core in ((funcgrad, export, funcgrad.core), (jax, jexport, jcore)):
+        f = make(lib, core)
+        e = exp_mod.export(f)(lib.ShapeDtypeStruct(exp_mod.symbolic_shape("b"), np.float32))
+        e2 = exp_mod.export(lib.jit(e.call))(lib.ShapeDtypeStruct(exp_mod.symbolic_shape("a"), np.float32))
+        exps[lib] = (str(e.out_avals), str(e2.out_avals), e)
+    assert exps[funcgrad][:2] == exps[jax][:2]
+    blob = exps[funcgrad][2].serialize()
+    for n in (3, 7):
+        x = np.arange(n, dtype=np.float32)
+        want = make(jax, jcore)(x).shape
+        assert export.deserialize(blob).call(x).shape == want == jexport.deserialize(blob).call(x).shape
+
+
+@pytest.mark.parametrize(
+    "inner, outer",
+    [
+        ("3,4,5*a", "3,4,c"),
+        ("3,a,a+b", "3,4,c"),
+        ("3,a,a+b", "3,c,c"),
+        ("3,a,a", "3,4,c"),
+        ("3,a,a+8", "3,c+2,c+10"),
+    ],
+)
+def test_call_checks_nested_in_a_symbolic_export_as_jax(inner, outer):
+    # export_test's test_poly_shape_checks_nested: an Exported called while another symbolic export
+    # traces checks its arguments for every size ("Division had remainder mod(c, 5)"), not at a sample
+    def run(lib, exp_mod):
+        def f(x):
+            return lib.numpy.reshape(x, (-1, x.shape[1]))
+
+        e = exp_mod.export(lib.jit(f))(lib.ShapeDtypeStruct(exp_mod.symbolic_shape(inner), np.float32))
+        try:
+            o = exp_mod.export(lib.jit(lambda x: e.call(x) + f(x)))(
+                lib.ShapeDtypeStruct(exp_mod.symbolic_shape(outer), np.float32)
+            )
+        except ValueError as err:
+            return "ValueError", str(err).split(". Using")[0]
+        return str(o.out_avals)
+
+    assert run(funcgrad, export) == run(jax, jexport)
