@@ -367,7 +367,12 @@ _FLAG_LIST = [
         _bool("jax_threefry_partitionable"),
         lambda v: threefry_partitionable_context.set_global(v),
     ),
-    _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks"), core.set_leak_checking),
+    _Flag(
+        "jax_check_tracer_leaks",
+        core._leaks["on"],  # (the kernel read JAX_CHECK_TRACER_LEAKS)
+        _bool("jax_check_tracer_leaks"),
+        core.set_leak_checking,
+    ),
     _Flag(
         "jax_disable_bwd_checks",
         False,

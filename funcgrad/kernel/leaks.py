@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import os
 import sys
 import types
 
@@ -21,7 +22,11 @@ from funcgrad.kernel.values import Tracer
 # top-level transformation starts and when ``checking_leaks()`` exits, after a garbage
 # collection, and raises JAX's ``Exception("Leaked trace ...")``. Without
 # the flag a leaked tracer is still caught where it is used (UnexpectedTracerError).
-_leaks: dict = {"on": False, "pending": []}
+# (on from the start under JAX_CHECK_TRACER_LEAKS=1, as JAX reads its flags from the environment)
+_leaks: dict = {
+    "on": os.environ.get("JAX_CHECK_TRACER_LEAKS", "").lower() in ("1", "true", "yes", "on"),
+    "pending": [],
+}
 
 
 def set_leak_checking(on: bool) -> None:

@@ -19,6 +19,8 @@ names = lambda cls: f"{{cls.__module__}}.{{cls.__qualname__}}:{{cls.__repr__ is 
 if "jax" in sys.modules:  # (the alias: JAX's class names, which code written for JAX prints)
     jax = sys.modules["jax"]
     print(names(type(jnp.zeros(2))), names(jax.Array), names(jax.set_mesh))
+import funcgrad
+print("leak checker", funcgrad.config.read("jax_check_tracer_leaks"))
 print(jnp.sin(np.zeros(2)).dtype, jnp.zeros(2).dtype, jnp.asarray(np.arange(2)).dtype)
 """
 
@@ -41,7 +43,8 @@ def _jax_class_names():
     ],
 )
 def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
-    env = dict(os.environ, JAX_ENABLE_X64=flag, FUNCGRAD_PLATFORM="cpu")
+    # (JAX_CHECK_TRACER_LEAKS, another of JAX's flags read from the environment, rides along)
+    env = dict(os.environ, JAX_ENABLE_X64=flag, JAX_CHECK_TRACER_LEAKS=flag, FUNCGRAD_PLATFORM="cpu")
     proc = subprocess.run(
         [sys.executable, "-c", PROGRAM.format(imports=imports)],
         capture_output=True,
@@ -52,7 +55,8 @@ def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == want
+    assert lines[-2] == f"leak checker {flag == '1'}"
     if "as_jax" in imports:
         # type(x) prints jaxlib._jax.ArrayImpl, jax.Array and a bare set_mesh(...) as JAX's
         # (thinking_in_jax.md, parallel.md; funcgrad.as_jax._name_classes_as_jax)
-        assert lines[-2] == _jax_class_names()
+        assert lines[-3] == _jax_class_names()
