@@ -12,11 +12,11 @@ under ``jit`` and batches under ``vmap``. The bit streams follow JAX's threefry 
 JAX's algorithm, so ``funcgrad.random.gamma(PRNGKey(0), 2.0)`` draws JAX's value with
 ``jax_enable_x64`` (tests check this against JAX).
 
-Modules: ``_core`` (keys, bits, uniform, normal, truncated normal, Bernoulli, exponential, Gumbel,
-categorical, randint), ``_continuous`` (gamma family with reparameterised derivatives, Cauchy,
-Laplace, logistic, Pareto, log-normal, Maxwell, Weibull, Rayleigh, Wald, triangular, generalized
-normal, ball, multivariate normal, orthogonal), ``_discrete`` (permutation, choice, Poisson,
-binomial, multinomial, geometric, Rademacher).
+Modules: ``_core`` (keys and bits), ``_basic`` (uniform, normal, truncated normal, Bernoulli,
+exponential, Gumbel, categorical, randint), ``_continuous`` (gamma family with reparameterised
+derivatives, Cauchy, Laplace, logistic, Pareto, log-normal, Maxwell, Weibull, Rayleigh, Wald,
+triangular, generalized normal, ball, multivariate normal, orthogonal), ``_discrete`` (permutation,
+choice, Poisson, binomial, multinomial, geometric, Rademacher).
 
 # NOTE: [random keys are data]
 # A key is a value (a typed key array over uint32 data, or that data): split it, never reuse
@@ -31,17 +31,19 @@ binomial, multinomial, geometric, Rademacher).
 from __future__ import annotations
 
 from funcgrad.random import (
+    _basic,
     _continuous,
     _core,
     _counter_impls,  # noqa: F401 - registers "threefry4x32", "philox2x32", "philox4x32"
     _discrete,
     _impls,  # noqa: F401 - registers "threefry2x32", "rbg", "unsafe_rbg"
 )
-from funcgrad.random._continuous import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.random._basic import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.random._continuous import *  # noqa: F403
 from funcgrad.random._core import *  # noqa: F403
 from funcgrad.random._discrete import *  # noqa: F403
 
-__all__ = sorted({*_core.__all__, *_continuous.__all__, *_discrete.__all__})
+__all__ = sorted({*_core.__all__, *_basic.__all__, *_continuous.__all__, *_discrete.__all__})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

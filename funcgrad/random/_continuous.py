@@ -1,7 +1,7 @@
 """``funcgrad.random``: continuous distributions beyond the uniform and normal ones.
 
 Layer: surface. Imports funcgrad.numpy, funcgrad.lax, funcgrad.api (``vmap``), the kernel's
-``custom_jvp`` and ``funcgrad.random._core``.
+``custom_jvp`` and ``funcgrad.random._core`` and ``_basic``.
 
 Each sampler follows JAX's algorithm step by step (``jax/_src/random/core.py``), so that with the
 same key it draws the same values (up to float rounding in the last bits where XLA fuses
@@ -24,10 +24,8 @@ from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom, concrete_int
-from funcgrad.random._core import (
-    PRNGKey,  # noqa: F401 - the docstring examples use it
+from funcgrad.random._basic import (
     _float_dtype,
-    _shape,
     _to,
     _uniform_for_transform,  # NOTE: [rolled threefry rounds]
     bernoulli,
@@ -35,10 +33,14 @@ from funcgrad.random._core import (
     check_safe_cast,
     check_shape,
     exponential,
-    key_impl,
     normal,
-    split,
     uniform,
+)
+from funcgrad.random._core import (
+    PRNGKey,  # noqa: F401 - the docstring examples use it
+    _shape,
+    key_impl,
+    split,
 )
 
 __all__ = [

@@ -1,7 +1,7 @@
 """``funcgrad.random``: permutations, choices and discrete distributions (Poisson, binomial,
 multinomial, geometric, Rademacher).
 
-Layer: surface. Imports funcgrad.numpy, funcgrad.lax and ``funcgrad.random._core``.
+Layer: surface. Imports funcgrad.numpy, funcgrad.lax and ``funcgrad.random._core`` and ``_basic``.
 
 The algorithms are JAX's step by step (``jax/_src/random/core.py``), so the same key draws the
 same values: ``permutation`` sorts by random bits (enough rounds for no collisions), ``choice``
@@ -23,20 +23,22 @@ from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import concrete_int, normalize_axis
-from funcgrad.random._core import (
-    PRNGKey,  # noqa: F401 - the docstring examples use it
+from funcgrad.random._basic import (
     _float_dtype,
     _int_dtype,
-    _random_bits,
-    _shape,
     _to,
     bernoulli,
     check_broadcast_shapes,
     check_shape,
     gumbel,
     randint,
-    split,
     uniform,
+)
+from funcgrad.random._core import (
+    PRNGKey,  # noqa: F401 - the docstring examples use it
+    _random_bits,
+    _shape,
+    split,
 )
 
 __all__ = ["binomial", "choice", "geometric", "multinomial", "permutation", "poisson", "rademacher"]
