@@ -22,6 +22,7 @@ from funcgrad._control_flow_state import LoopState
 from funcgrad._ref_errors import aliased_error, refuse_returned_refs
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace
@@ -381,7 +382,7 @@ def lift_box(box) -> None:
 # The trace each mutable box made while tracing belongs to (a box a traced function makes is its
 # own, not state from outside, whatever it holds: JAX's box made inside jit): id -> (a weak
 # reference to the box, the trace). By identity: a box class may define __eq__/__hash__ otherwise.
-_BOX_HOMES: dict[int, tuple[Any, Any]] = {}
+_BOX_HOMES: dict[int, tuple[Any, Any]] = register_cache("ref_scopes.box_homes", {})
 
 
 def note_made_boxes(outs) -> None:

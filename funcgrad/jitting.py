@@ -63,8 +63,9 @@ from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
+from funcgrad.kernel.custom_derivatives import custom_vjp_call_p
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import typecheck_jaxpr
+from funcgrad.kernel.ir import jaxprs_in_params, typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
@@ -83,6 +84,25 @@ __all__ = [
 ]
 
 RETRACE_WARNING_THRESHOLD = 8
+
+
+# Whether a staged program calls a custom_vjp, per jaxpr (NOTE: [jitted calls with Refs under a
+# transformation]).
+_custom_vjp_held: weakref.WeakKeyDictionary = register_cache(
+    "jit.custom_vjp_held", weakref.WeakKeyDictionary()
+)
+
+
+def _holds_custom_vjp(jaxpr) -> bool:
+    """Whether ``jaxpr`` (or a jaxpr inside it) calls a custom_vjp."""
+    found = _custom_vjp_held.get(jaxpr)
+    if found is None:
+        found = any(
+            e.primitive is custom_vjp_call_p or any(_holds_custom_vjp(j) for j in jaxprs_in_params(e.params))
+            for e in jaxpr.eqns
+        )
+        _custom_vjp_held[jaxpr] = found
+    return found
 
 
 class RetraceWarning(UserWarning):
@@ -539,19 +559,30 @@ class PjitFunction(Dispatcher):
     # evaluated equation by equation at that transformation, not bound as one ``jit`` equation:
     # a Ref's final value computed from values the transformation does not touch stays a plain
     # value, written back as JAX writes it (a ``jit`` equation's every output would be the
-    # transformation's). A call given Refs as arguments there runs the function itself: a
-    # custom_vjp inside that saves such a Ref for ``bwd`` (JAX's gradient-statistics plumbing)
-    # must write the caller's Ref when the backward pass runs, and in the staged program it holds
-    # the trace's stand-in for it (NOTE: [refs are functionalised at trace time]); its Python then
-    # runs at every such call (JAX's at a cache miss).
+    # transformation's). So is a call given Refs as arguments there, unless its program holds a
+    # custom_vjp (or a mutable box is among the arguments): a custom_vjp that saves such a Ref for
+    # ``bwd`` (JAX's gradient-statistics plumbing) must write the caller's Ref when the backward
+    # pass runs, and in the staged program it holds the trace's stand-in for it (NOTE: [refs are
+    # functionalised at trace time]); such a call runs the function itself, its Python at every
+    # call (JAX's at a cache miss).
     def _call_compiled(self, args, kwargs):
         # The staged route, around which a program that reads or writes Refs reads them before
         # and writes them back after (NOTE: [refs are functionalised at trace time]).
         current = core.current_trace()
         transformed = type(current) is not core.EvalTrace and not isinstance(current, StagingTrace)
-        if transformed and any(is_stateful_arg(x) for x in tu.tree_leaves((args, kwargs))):
-            return self._fun(*args, **kwargs)  # (NOTE: [jitted calls with Refs under a transformation])
-        staged, flat, donated = self._stage(args, kwargs)
+        staged = None
+        if transformed:
+            leaves = tu.tree_leaves((args, kwargs))
+            if any(is_stateful_arg(x) and type(x) is not Ref for x in leaves):
+                return self._fun(*args, **kwargs)  # (a mutable box argument)
+            if any(type(x) is Ref for x in leaves):
+                staged, flat, donated = self._stage(args, kwargs)
+                # (NOTE: [jitted calls with Refs under a transformation]; the first such call
+                # runs the Python twice: staged, then itself)
+                if _holds_custom_vjp(staged.closed.jaxpr):
+                    return self._fun(*args, **kwargs)
+        if staged is None:
+            staged, flat, donated = self._stage(args, kwargs)
         if type(staged) is not _RefStaged:
             try:
                 return self._run(staged, flat, donated)

@@ -521,6 +521,17 @@ def _jit_closing_over_refs_under_grad(lib, jnp):
 
     for _ in range(2):  # (the second call hits the cache: no Python)
         seen.append(np.asarray(lib.grad(step)(F32(0.7))))
+
+    @lib.jit
+    def given(r, x):  # (a Ref argument, under grad: traced once too)
+        traces.append(1)
+        r[...] += 1.0
+        return jnp.sin(x * r[...])
+
+    arg = lib.new_ref(F32(0.5))
+    for _ in range(2):
+        seen.append(np.asarray(lib.grad(given, 1)(arg, F32(0.7))))
+    seen.append(np.asarray(arg[...]))
     seen.append(np.asarray(len(traces)))  # inner twice (a new function per call of f), step once
     return seen
 
