@@ -25,6 +25,7 @@ elementwise families).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -370,12 +371,18 @@ def getitem(
     9
     """
     refuse_sequence_index(idx)
-    if fill_value is not None and np.iscomplexobj(fill_value) and not np.iscomplexobj(x):
-        # (JAX converts the fill value to x's dtype, which refuses a complex number)
-        raise TypeError(
-            f"float() argument must be a string or a real number, not 'complex' (fill_value {fill_value})"
-        )
     x = asarray(x)
+    if fill_value is not None and np.iscomplexobj(fill_value) and not np.iscomplexobj(x):
+        # (JAX converts the fill value to x's dtype: strongly, which refuses a complex number; to a
+        # weak x's, by NumPy's astype, which keeps the real part with NumPy's ComplexWarning)
+        if not aval(x).weak_type:
+            raise TypeError(
+                f"float() argument must be a string or a real number, not 'complex' (fill_value {fill_value})"
+            )
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning, 2
+        )
+        fill_value = np.real(fill_value)
     x, idx = _apply_dslices(x, idx)
     entries = _expand(idx, x.shape, "x[...]")
     if check_static_indices:
@@ -481,6 +488,7 @@ def _static_getitem(x, entries):
             strides.append(1)
             squeezed.append(dim)
         else:
+            _note_symbolic_slice(value, n)
             start, stop, step = value.indices(n)
             if step < 0:
                 # The same elements with a positive step from the lowest one, then reversed.
@@ -506,8 +514,32 @@ def _static_getitem(x, entries):
     return y
 
 
+def _note_symbolic_slice(s: slice, n) -> None:
+    """While a symbolic export traces (its sizes carry their expressions, NOTE: [symbolic
+    comparisons at sample sizes]): the slice's size as JAX's ``_preprocess_slice`` computes it,
+    ``max(0, distance + gap - 1) // gap`` of the clamped bounds, so that the export can write a
+    result dimension such as ``floordiv(max(0, b - 2), 2)``; the traced sizes record it."""
+    if not any(hasattr(v, "expr") for v in (s.start, s.stop, s.step, n)):
+        return
+    from funcgrad.core import max_dim, min_dim  # (surface helpers of symbolic sizes)
+
+    step = 1 if s.step is None else s.step
+    up = step > 0
+
+    def clamp(i):
+        if i >= 0:
+            return min_dim(n, i) if up else min_dim(n - 1, i)
+        return max_dim(0, n + i) if up else max_dim(-1, n + i)
+
+    start = (0 if up else n - 1) if s.start is None else clamp(s.start)
+    stop = (n if up else -1) if s.stop is None else clamp(s.stop)
+    gap = step if up else -step
+    max_dim(0, (stop - start if up else start - stop) + gap - 1) // gap
+
+
 def _apply_slice(y, s: slice, dim: int):
     n = y.shape[dim]
+    _note_symbolic_slice(s, n)
     start, stop, step = s.indices(n)
     if step == 1:
         return y if (start, stop) == (0, n) else st.slice_in_dim(y, start, max(stop, start), 1, dim)
