@@ -23,16 +23,8 @@ from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
 from funcgrad.numpy.lookup import diagonal as _diagonal
 
-__all__ = [
-    "cross",
-    "diagonal",
-    "matmul",
-    "multi_dot",
-    "outer",
-    "tensordot",
-    "trace",
-    "vecdot",
-]
+# (no __all__: funcgrad.numpy's namespace is the union of its modules' __all__, and these are
+# funcgrad.numpy.linalg's, listed there)
 
 
 def multi_dot(arrays: Sequence, *, precision=None):
