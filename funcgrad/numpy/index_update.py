@@ -337,7 +337,7 @@ class _IndexUpdateRef:
     def _product_at(self, x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices):
         """Ones of ``x``'s shape with the product of the ``values`` scattered to each index (the
         divisor of ``divide``, the exponent of ``power``: repeated indices multiply)."""
-        ones = constant(1, x.dtype, x.shape)
+        ones = constant(1, x.dtype, x.shape, weak_type=aval(x).weak_type)  # (JAX's ones_like(x))
         flags = (indices_are_sorted, unique_indices, wrap_negative_indices)
         return _scatter(ones, self.index, values, ix.scatter_mul, mode, *flags)
 

@@ -106,6 +106,14 @@ CASES = {
         )
         for h in (T.grad(g), T.grad(lambda a, g=g: np.sum(T.grad(g)(a) ** 2)))
     ),
+    # .at[].divide/power divide by ones_like(x) with the values scattered in, keeping a weak x weak
+    # whatever the values (the wide random programs, seed 15004)
+    "at_divide_power_weak": lambda T, np: tuple(
+        getattr(x.at[i], m)(v)
+        for x in (T.lax.broadcast(np.asarray(1.5), (3,)), T.lax.broadcast(np.asarray(3), (3,)))
+        for m in ("divide", "power")
+        for i, v in ((1, -2), (5, onp.float32(2)))
+    ),
 }
 
 
