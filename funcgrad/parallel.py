@@ -146,7 +146,9 @@ def _resolve_mesh(mesh, axis_names, where):
         axis_names = frozenset()
     if isinstance(axis_names, str) or not isinstance(axis_names, set | frozenset | tuple | list):
         raise TypeError(f"{where}: axis_names must be a set of mesh axis names, got {axis_names!r}")
-    names = frozenset(axis_names) or frozenset(m.axis_names)
+    # As JAX's: left out, axis_names are the mesh's axes that no enclosing shard_map binds
+    bound = frozenset() if _eager.in_own_program() else _bodies.manual  # (an eager body's programs)
+    names = frozenset(axis_names) or (frozenset(m.axis_names) - bound) or frozenset(m.axis_names)
     unknown = sorted(str(n) for n in names if n not in m.axis_names)
     if unknown:
         raise ValueError(
@@ -154,7 +156,7 @@ def _resolve_mesh(mesh, axis_names, where):
             f"(unknown: {unknown})"
         )
     # (an axis of an enclosing vmap of the same name is shadowed, as JAX's vmap of pmap)
-    outer = {n for n, _ in batching.axis_env()} & names if _bodies.depth else set()
+    outer = bound & names
     if outer:
         raise ValueError(
             f"{where}: the mesh axes {sorted(map(str, outer))} are already manual here (an enclosing "
@@ -304,7 +306,7 @@ def shard_map(
             convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
             with (
                 ad.transpose_convention(convention),
-                _inside_body((trace, seeds, m, manual) if check else None),
+                _inside_body((trace, seeds, m, manual) if check else None, manual),
             ):
                 out = f(*rebuild(leaves))
             out_leaves, out_tree = flatten_outputs(out, where)
@@ -354,7 +356,7 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
         frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))
-        with frames, ad.transpose_convention(convention), _inside_body():
+        with frames, ad.transpose_convention(convention), _inside_body(manual=manual):
             out = f(*rebuild(ins))
         out_leaves, out_tree = flatten_outputs(out, where)
         pairs = [trace.stacked(o) for o in out_leaves]
@@ -467,6 +469,7 @@ _anonymous = itertools.count()
 
 class _BodyDepth(threading.local):
     depth = 0
+    manual: frozenset = frozenset()  # the mesh axes the enclosing shard_map bodies are manual over
 
 
 _bodies = _BodyDepth()
@@ -477,16 +480,19 @@ class _inside_body:
     checked staged body also gives its ``(trace, seeds, mesh, manual)``, so ``typeof`` of its
     values shows the manual axes they vary along (``staged_manual_aval``)."""
 
-    def __init__(self, frame=None):
+    def __init__(self, frame=None, manual=()):
         self.frame = frame
+        self.manual = frozenset(manual)
 
     def __enter__(self):
         _bodies.depth += 1
+        self.outer, _bodies.manual = _bodies.manual, _bodies.manual | self.manual
         if self.frame is not None:
             _staged_frames.stack = (*getattr(_staged_frames, "stack", ()), self.frame)
 
     def __exit__(self, *exc):
         _bodies.depth -= 1
+        _bodies.manual = self.outer
         if self.frame is not None:
             _staged_frames.stack = _staged_frames.stack[:-1]
 

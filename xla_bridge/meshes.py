@@ -33,9 +33,11 @@ import numpy as np
 __all__ = ["SpmdLowering", "sdy_dims"]
 
 
-def sdy_dims(spec) -> str:
-    """``[{"x"}, {}]`` for the spec ``(("x",), ())``."""
-    return "[" + ", ".join("{" + ", ".join(f'"{n}"' for n in dim) + "}" for dim in spec) + "]"
+def sdy_dims(spec, open_dims: bool = False) -> str:
+    """``[{"x"}, {}]`` for the spec ``(("x",), ())``; with ``open_dims``, ``[{"x", ?}, {?}]`` (the
+    partitioner may shard each dimension further along the axes left automatic)."""
+    tail = ["?"] if open_dims else []
+    return "[" + ", ".join("{" + ", ".join([*(f'"{n}"' for n in dim), *tail]) + "}" for dim in spec) + "]"
 
 
 class SpmdLowering:

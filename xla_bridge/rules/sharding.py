@@ -52,8 +52,13 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
         finally:
             spmd.manual.pop()
     sym = spmd.mesh_symbol(mesh)
-    ins = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in in_specs)
-    outs = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in out_specs)
+    # Partially manual over a mesh with automatic axes: every dimension is open, as JAX's lowering
+    # marks them, so the partitioner may split the blocks further along those axes (a nested
+    # shard_map's or a constraint's layout reaches the results).
+    types = [getattr(t, "name", str(t)) for t in (getattr(mesh, "axis_types", None) or ())]
+    open_dims = len(manual_axes) < len(mesh.axis_names) and "Auto" in types
+    ins = ", ".join(f"<{sym}, {sdy_dims(s, open_dims)}>" for s in in_specs)
+    outs = ", ".join(f"<{sym}, {sdy_dims(s, open_dims)}>" for s in out_specs)
     manual = "{" + ", ".join(f'"{n}"' for n in manual_axes) + "}"
     r = fb.region()
     block_args = [r.fresh() for _ in args]

@@ -89,6 +89,17 @@ for name, body in bodies.items():
             except Exception as e:
                 got = type(e).__name__
             cases[f"check_vma {name} {spec} {how}"] = got
+# A nested shard_map without axis_names is manual over the axes the enclosing ones leave
+m22a = jax.sharding.Mesh(np.asarray(d[:4]).reshape(2, 2), ("i", "j"))
+w = jax.device_put(x8[:4], NamedSharding(m22a, P("i", "j")))
+inner = lambda a: jax.shard_map(lambda b: b * b, in_specs=P(None, "j"), out_specs=P(None, "j"))(a)
+outer = jax.jit(jax.shard_map(inner, in_specs=P("i", None), out_specs=P("i", None), axis_names={"i"},
+                              check_vma=False))
+with jax.set_mesh(m22a):
+    cases["nested shard_map default axis_names"] = desc(outer(w))
+# a vmap's axis named as a mesh axis is shadowed by the shard_map's
+g = jax.shard_map(lambda a: 2.0 * a, mesh=m22, in_specs=P("y"), out_specs=P("y"))
+cases["vmap axis named as the mesh's"] = np.asarray(jax.vmap(g, axis_name="x")(x8)).tolist()
 """
 
 ORACLE = (
@@ -111,7 +122,9 @@ def results():
 @pytest.mark.parametrize("case", ["pjit out None", "pjit in None", "pjit default", "pjit tree None",
                                   "pjit None, no mesh", "device_put reordered", "jit reordered",
                                   "jit reordered args", "shard_map identity size-1 axis",
-                                  "shard_map mul size-1 axis"])  # fmt: skip
+                                  "shard_map mul size-1 axis",
+                                  "nested shard_map default axis_names",
+                                  "vmap axis named as the mesh's"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
