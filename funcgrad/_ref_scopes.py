@@ -416,11 +416,18 @@ class discover_state:
         """The Refs and boxes from outside touched in the trace, in lifting order."""
         return list(self.scope.lifted)
 
-    def finals(self) -> list | None:
-        """The leaves the touched Refs hold now (their new state), or None when a box was touched."""
-        if any(type(item) is _LiftedBox for item in self.scope.lifted):
-            return None
-        return [x for item in self.scope.lifted for x in tu.tree_leaves(item._value)]
+    def finals(self, boxes: bool = False) -> list | None:
+        """The leaves the touched Refs hold now (their new state), or None when a box was touched
+        (with ``boxes``: only when a box changed structure; else its low-level values now)."""
+        out = []
+        for item in self.scope.lifted:
+            if type(item) is not _LiftedBox:
+                out.extend(tu.tree_leaves(item._value))
+            elif boxes and item.box.cur_qdd() == item.qdd:
+                out.extend(item._state_now())
+            else:
+                return None
+        return out
 
     def completed(self, closed: ClosedJaxpr) -> ClosedJaxpr:
         """``closed``, the trace this discovery was around, with the trace's inputs standing for

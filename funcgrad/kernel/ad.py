@@ -722,9 +722,9 @@ def _transpose_jaxpr(closed, linear, ct_zero, ct_weak, with_state: bool) -> tupl
             outs = backward(*args)
             if not discovery.items():
                 return outs
-            finals = discovery.finals()
+            finals = discovery.finals(boxes=True)
             if finals is None:
-                raise NotImplementedError("a backward pass that writes a mutable box, traced")
+                raise NotImplementedError("a traced backward pass that changes a mutable box's structure")
             found.append(discovery)
             return [*outs, *finals]
 

@@ -319,3 +319,27 @@ def test_an_immutable_high_level_value_crosses_jit_as_its_low_level_values_as_ja
         out = lib.jit(lambda q: q)(q)  # (inside, JAX's is a tracer of its type; funcgrad's raised)
         seen[lib] = (type(out).__name__, np.asarray(out.arr).tolist(), np.asarray(out.scale).tolist())
     assert seen[funcgrad] == seen[jax]
+
+
+def test_a_custom_vjp_bwd_writing_a_box_under_grad_of_jit_as_jax():
+    # JAX's hijax_test test_custom_vjp_plumbing[jit]: the bwd of a custom_vjp writes a box closed
+    # over; grad of the jitted function traces that backward pass, which carries the box's values
+    # in and out (NOTE: [state written by a backward pass]; funcgrad refused it).
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import Box as JaxBox
+
+    seen = {}
+    for lib, box in ((funcgrad, Box({"g": np.float32(0.0)})), (jax, JaxBox(np.float32(0.0)))):
+
+        @lib.custom_vjp
+        def foo(x):
+            return x
+
+        def foo_bwd(_, g, box=box, lib=lib):
+            box.set({"g": g} if lib is funcgrad else g)
+            return (g,)
+
+        foo.defvjp(lambda x, foo=foo: (foo(x), None), foo_bwd)
+        grad = lib.grad(lib.jit(lambda x, foo=foo: 2.0 * foo(2.0 * x)))(np.float32(1.0))
+        seen[lib] = (float(grad), float(box.get()["g"] if lib is funcgrad else box.get()))
+    assert seen[funcgrad] == seen[jax] == (4.0, 2.0)
