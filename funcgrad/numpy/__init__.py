@@ -20,9 +20,9 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 Modules: ``_core`` (conversion, promotion, broadcasting), ``_dtypes``, ``constants``, ``ufuncs``,
 ``transcendental``, ``complexes`` (complex parts and order), ``reductions``, ``creation``,
 ``manipulation``, ``contractions``, ``indexing``, ``lookup``, ``sorting``, ``numeric``, ``padding``,
-``misc``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK primitives; ``_linalg``
-holds the solves and determinants it shares with ``funcgrad.scipy.linalg``) and ``fft`` (the
-Fourier transforms).
+``misc``, ``vectorization``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK
+primitives; ``_linalg`` holds the solves and determinants it shares with ``funcgrad.scipy.linalg``)
+and ``fft`` (the Fourier transforms).
 
 The namespace is derived, never listed twice: each module's ``__all__`` names its public functions,
 and this package's ``__all__`` is their union (plus ``linalg`` and ``fft``). A new function is exposed by
@@ -71,6 +71,7 @@ from funcgrad.numpy.transcendental import *  # noqa: F403
 from funcgrad.numpy.ufunc_instances import *  # noqa: F403 - add, multiply, ...: ufunc objects
 from funcgrad.numpy.ufunc_objects import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
+from funcgrad.numpy.vectorization import *  # noqa: F403
 
 # The public functions refuse lists where JAX's do (NOTE: [array-like arguments]); the modules'
 # own functions, which the library calls, stay as they are.

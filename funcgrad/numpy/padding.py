@@ -18,9 +18,9 @@ from funcgrad.numpy import reductions
 from funcgrad.numpy._core import asarray, concrete_or_error, constant, convert
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate
-from funcgrad.numpy.misc import apply_along_axis
 from funcgrad.numpy.sorting import median
 from funcgrad.numpy.ufuncs import multiply, subtract
+from funcgrad.numpy.vectorization import apply_along_axis
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 

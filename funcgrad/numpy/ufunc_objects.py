@@ -39,7 +39,7 @@ from funcgrad.numpy.manipulation import (
     ravel,
     reshape,
 )
-from funcgrad.numpy.misc import vectorize
+from funcgrad.numpy.vectorization import vectorize
 
 __all__ = ["frompyfunc", "ufunc"]
 
