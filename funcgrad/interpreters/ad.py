@@ -245,9 +245,20 @@ def defbilinear(primitive, lhs_rule: Callable, rhs_rule: Callable) -> None:
 # Transformations of functions
 
 
-def _callable(fun) -> Callable:
-    # A ``linear_util.WrappedFun`` or a plain function of flat arguments.
-    return fun.call_wrapped if hasattr(fun, "call_wrapped") else fun
+def _flat_outputs(fun, has_aux: bool) -> tuple[Callable, list]:
+    """``fun`` (a ``linear_util.WrappedFun`` or a plain function of flat arguments) returning its
+    outputs as a list, and the box its auxiliary value goes into with ``has_aux``."""
+    f = fun.call_wrapped if hasattr(fun, "call_wrapped") else fun
+    box: list = []
+
+    def flat(*xs):
+        out = f(*xs)
+        if has_aux:
+            out, aux = out
+            box.append(aux)
+        return list(out)
+
+    return flat, box
 
 
 def jvp(fun, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False, instantiate=True):
@@ -260,16 +271,7 @@ def jvp(fun, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = Fa
     >>> float(ps[0]), float(ts[0])
     (9.0, 6.0)
     """
-    f = _callable(fun)
-    box: list = []
-
-    def flat(*xs):
-        out = f(*xs)
-        if has_aux:
-            out, aux = out
-            box.append(aux)
-        return list(out)
-
+    flat, box = _flat_outputs(fun, has_aux)
     out_primals, out_tangents = _ad.jvp_flat(flat, list(primals), list(tangents))
     inst = [instantiate] * len(out_tangents) if isinstance(instantiate, bool) else list(instantiate)
     out_tangents = [instantiate_zeros(t) if i else t for t, i in zip(out_tangents, inst)]
@@ -288,16 +290,7 @@ def linearize(traceable, primals: Sequence[Any], has_aux: bool = False, is_vjp: 
     ([False, True], [6.0])
     """
     del is_vjp  # (JAX's switch between two linearizers; funcgrad has one)
-    f = _callable(traceable)
-    box: list = []
-
-    def flat(*xs):
-        out = f(*xs)
-        if has_aux:
-            out, aux = out
-            box.append(aux)
-        return list(out)
-
+    flat, box = _flat_outputs(traceable, has_aux)
     out_primals, lin = _ad.linearize_flat(flat, list(primals))
     j = lin.closed.jaxpr
     outvars = [v for v, z in zip(j.outvars, lin.out_zeros) if not z]
