@@ -42,6 +42,7 @@ from funcgrad._api_util import (
     named_arg_paths,
     normalize_argnums,
     partial_over,
+    signature_arg_names,
     to_public,
     user_transformation,
     wraps,
@@ -56,6 +57,7 @@ from funcgrad._autodiff import (
     value_and_grad,
     vjp,
 )
+from funcgrad._ref_errors import refuse_returned_refs
 from funcgrad._ref_scopes import is_stateful_arg, trace_stateful
 from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from funcgrad._shardings import PartitionSpec, Sharding
@@ -398,6 +400,9 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
     def traced(a, k):
         out = fun(*a, **k)
+        if any(is_state(x) for x in tu.tree_leaves(out)):  # (JAX's ValueError, naming the argument)
+            names = dict(zip(map(id, tu.tree_leaves((a, k))), signature_arg_names(fun, a, k)))
+            refuse_returned_refs(out, "eval_shape", fun, "jit", names)
         leaves, tree = tu.tree_flatten(out)
         given.update((i, x) for i, x in enumerate(leaves) if isinstance(x, ShapeDtypeStruct))
         kept = [0 if i in given else x for i, x in enumerate(leaves)]

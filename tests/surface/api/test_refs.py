@@ -748,3 +748,9 @@ def test_a_shape_dtype_struct_with_is_ref_stands_for_a_ref_as_jax():
             float(out),
         )
     assert seen[funcgrad] == seen[jax]
+    # eval_shape of a function returning its Ref argument: JAX's ValueError, naming the argument
+    for lib in (funcgrad, jax):
+        with pytest.raises(
+            ValueError, match=r"mutable array references cannot be returned\.\n\n.*argument r\."
+        ):
+            lib.eval_shape(lambda r: r, lib.new_ref(np.zeros(3, F32)))
