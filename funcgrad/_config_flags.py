@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from funcgrad import _disable_jit, _transfer_guard, debug, jitting, xla_bridge
-from funcgrad import nn as _nn
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
@@ -383,7 +382,7 @@ _FLAG_LIST = [
         "jax_softmax_custom_jvp",
         False,
         _bool("jax_softmax_custom_jvp"),
-        lambda v: _nn.set_softmax_custom_jvp(v),
+        _custom_rule_args.set_softmax_custom_jvp,
     ),
     _Flag(
         "jax_disable_most_optimizations",

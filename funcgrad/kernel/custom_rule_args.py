@@ -83,6 +83,15 @@ def set_bwd_checks_disabled(disabled: bool) -> None:
     bwd_checks["disabled"] = bool(disabled)
 
 
+# ``jax_softmax_custom_jvp`` (JAX's flag, default False, set by ``funcgrad._config``): nn.softmax
+# is differentiated through its formula, as JAX's; True: through its custom rule.
+softmax_rule = {"custom_jvp": False}
+
+
+def set_softmax_custom_jvp(value: bool) -> None:
+    softmax_rule["custom_jvp"] = bool(value)
+
+
 def custom_vjp_primal_tree_values(tree):
     """The values of a tree of ``CustomVJPPrimal`` leaves (what ``fwd`` would get without
     ``symbolic_zeros``).

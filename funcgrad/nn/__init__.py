@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.kernel import custom_rule_args as _custom_rule_args
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
@@ -457,17 +458,10 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     return out
 
 
-# JAX's flag jax_softmax_custom_jvp (default False, set by funcgrad._config): softmax is then
-# differentiated through its formula, the maximum's gradient stopped (JAX's _softmax_deprecated),
-# as jax computes it; True: the custom rule y * (t - sum(y * t)). The two round differently (an ulp
-# in a third of float16's elements: the fuzzer's float16 softmax in models, seed 14305).
-softmax_rule = {"custom_jvp": False}
-
-
-def set_softmax_custom_jvp(value: bool) -> None:
-    softmax_rule["custom_jvp"] = bool(value)
-
-
+# JAX's flag jax_softmax_custom_jvp (default False; custom_rule_args.softmax_rule): softmax is
+# then differentiated through its formula, the maximum's gradient stopped (JAX's
+# _softmax_deprecated), as jax computes it; True: the custom rule y * (t - sum(y * t)). The two
+# round differently (an ulp in a third of float16's elements: the fuzzer's float16 models).
 def _softmax_impl(x, axes, where):
     return _softmax_value(x, axes, where, stop_max=False)
 
@@ -514,7 +508,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    if not softmax_rule["custom_jvp"]:
+    if not _custom_rule_args.softmax_rule["custom_jvp"]:
         return _softmax_value(x, axes, mask, stop_max=True)
     return call_custom(_softmax, x, axes, mask)
 
