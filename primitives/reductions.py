@@ -320,21 +320,29 @@ def argmin(x, axis: int, index_dtype):
 # reduce: any reducer, as a closed jaxpr (acc..., x...) -> acc...  (NOTE: [generic reduce])
 
 
-def _generic_abstract_eval(*args, jaxpr, dimensions):
+def reducer_operands(name: str, args) -> tuple[tuple, tuple]:
+    """The operands and init values of the generic reduction ``name`` (``reduce``,
+    ``reduce_window``): as many init values as operands, each a scalar of its operand's dtype, and
+    the operands of one shape."""
     n = len(args) // 2
     if len(args) % 2 or n == 0:
-        raise TypeError("reduce needs as many init values as operands (at least one)")
+        raise TypeError(f"{name} needs as many init values as operands (at least one)")
     operands, inits = args[:n], args[n:]
     for o, i in zip(operands, inits):
         if i.ndim != 0 or i.dtype != o.dtype:
             raise TypeError(
-                f"reduce: each init value must be a scalar of its operand's dtype, got init "
+                f"{name}: each init value must be a scalar of its operand's dtype, got init "
                 f"{i.str_short()} for operand {o.str_short()}"
             )
     if len({o.shape for o in operands}) != 1:
         raise TypeError(
-            "reduce: operands must have one shape, got " + ", ".join(o.str_short() for o in operands)
+            f"{name}: operands must have one shape, got " + ", ".join(o.str_short() for o in operands)
         )
+    return operands, inits
+
+
+def _generic_abstract_eval(*args, jaxpr, dimensions):
+    operands, _ = reducer_operands("reduce", args)
     outs = [_reduced_aval("reduce", o, dimensions) for o in operands]
     scalars = [ShapedArray((), o.dtype) for o in operands]
     if [(a.shape, a.dtype) for a in jaxpr.out_avals] != [(s.shape, s.dtype) for s in scalars]:

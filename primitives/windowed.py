@@ -2,7 +2,8 @@
 gradient primitives select_and_gather_add / select_and_scatter_add.
 
 Layer: primitives. Imports the funcgrad kernel (core, ad, batching, partial_eval), numpy and the
-sibling families ``conv`` (window views, paddings) and ``structure``. The public
+sibling families ``conv`` (window views, paddings), ``structure`` and ``reductions`` (the generic
+reducer's operand checks). The public
 ``lax.reduce_window`` is in ``funcgrad/lax/windowed.py``; the lowerings (``stablehlo.reduce_window``,
 ``stablehlo.select_and_scatter``) in ``xla_bridge/rules/windowed.py``.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives._rules import JET_OF_SELECTION, JET_OF_SUBPROGRAM, aval_of, checked_impl, to_front
 from funcgrad.primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
+from funcgrad.primitives.reductions import reducer_operands
 from funcgrad.primitives.structure import pad, slice_
 
 from funcgrad.kernel import core
@@ -473,25 +475,13 @@ select_and_scatter_add_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 
 
 def _generic_abstract_eval(*args, jaxpr, **params):
-    n = len(args) // 2
-    operands, inits = args[:n], args[n:]
-    if len(args) % 2 or n == 0:
-        raise TypeError("reduce_window needs as many init values as operands (at least one)")
-    if any(i.ndim != 0 for i in inits):  # (JAX's words)
+    inits = args[len(args) // 2 :]
+    if not len(args) % 2 and any(i.ndim != 0 for i in inits):  # (JAX's words, before the others)
         raise TypeError(
             "reduce_window expected init_values to be scalars but init_values have shapes "
             f"{[i.shape for i in inits]}."
         )
-    for o, i in zip(operands, inits):
-        if i.ndim != 0 or i.dtype != o.dtype:
-            raise TypeError(
-                f"reduce_window: each init value must be a scalar of its operand's dtype, got init "
-                f"{i.str_short()} for operand {o.str_short()}"
-            )
-    if len({o.shape for o in operands}) != 1:
-        raise TypeError(
-            "reduce_window: operands must have one shape, got " + ", ".join(o.str_short() for o in operands)
-        )
+    operands, _ = reducer_operands("reduce_window", args)
     shape = _check_window("reduce_window", operands[0], **params)
     return [ShapedArray(shape, o.dtype, False) for o in operands]
 
