@@ -493,3 +493,50 @@ def set_flag(flag: _Flag, value) -> None:
     if flag.apply is not None:
         flag.apply(value)
     flag.value = value
+
+
+# The flags whose environment variable is read where they live (JAX_ENABLE_X64 by the kernel, ...)
+# or named otherwise (FUNCGRAD_PLATFORM, FUNCGRAD_NUM_CPU_DEVICES, FUNCGRAD_CPU_ASYNC_DISPATCH).
+_ENV_READ_ELSEWHERE = frozenset(
+    {
+        "jax_enable_x64",
+        "jax_traceback_filtering",
+        "jax_check_tracer_leaks",
+        "jax_disable_most_optimizations",
+        "jax_num_cpu_devices",
+        "jax_platforms",
+        "jax_platform_name",
+        "jax_cpu_enable_async_dispatch",
+    }
+)
+_TRUE, _FALSE = ("y", "yes", "t", "true", "on", "1"), ("n", "no", "f", "false", "off", "0")
+
+
+def _environment_value(name: str, text: str, default):
+    """``text``, the variable ``name.upper()``, as a value of the flag's type (JAX's ``bool_env``
+    words for a bool: y/yes/t/true/on/1 and their opposites)."""
+    if isinstance(default, bool):
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise ValueError(f"invalid truth value {text!r} for environment {name.upper()!r}")  # (JAX's)
+    if isinstance(default, int | float):
+        return type(default)(text)
+    return text
+
+
+def apply_environment() -> None:
+    """Start each ``jax_*`` flag set in the environment with its value, as JAX reads its flags
+    (``JAX_DEBUG_NANS=1``, ``JAX_DISABLE_JIT=true``, ``JAX_NUMPY_RANK_PROMOTION=raise``); called
+    once, when this module is imported: at ``import jax`` under ``funcgrad.as_jax``, else on the
+    first use of ``funcgrad.config`` (``import funcgrad`` stays lazy). A value the flag refuses is
+    its error, as JAX's."""
+    for name, flag in _FLAGS.items():
+        text = os.environ.get(name.upper())
+        if text is None or not name.startswith("jax_") or name in _ENV_READ_ELSEWHERE:
+            continue
+        set_flag(flag, _environment_value(name, text, flag.value))
+
+
+apply_environment()

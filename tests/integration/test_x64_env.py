@@ -20,7 +20,7 @@ if "jax" in sys.modules:  # (the alias: JAX's class names, which code written fo
     jax = sys.modules["jax"]
     print(names(type(jnp.zeros(2))), names(jax.Array), names(jax.set_mesh))
 import funcgrad
-print("leak checker", funcgrad.config.read("jax_check_tracer_leaks"))
+print("flags", funcgrad.config.read("jax_check_tracer_leaks"), funcgrad.config.read("jax_debug_nans"))
 print(jnp.sin(np.zeros(2)).dtype, jnp.zeros(2).dtype, jnp.asarray(np.arange(2)).dtype)
 """
 
@@ -43,8 +43,16 @@ def _jax_class_names():
     ],
 )
 def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
-    # (JAX_CHECK_TRACER_LEAKS, another of JAX's flags read from the environment, rides along)
-    env = dict(os.environ, JAX_ENABLE_X64=flag, JAX_CHECK_TRACER_LEAKS=flag, FUNCGRAD_PLATFORM="cpu")
+    # (JAX_CHECK_TRACER_LEAKS and JAX_DEBUG_NANS, others of JAX's flags read from the environment,
+    # ride along: "1" and "true" are true, "0" false, as JAX's bool_env)
+    on = {"0": "0", "1": "true"}[flag]
+    env = dict(
+        os.environ,
+        JAX_ENABLE_X64=flag,
+        JAX_CHECK_TRACER_LEAKS=flag,
+        JAX_DEBUG_NANS=on,
+        FUNCGRAD_PLATFORM="cpu",
+    )
     proc = subprocess.run(
         [sys.executable, "-c", PROGRAM.format(imports=imports)],
         capture_output=True,
@@ -55,7 +63,7 @@ def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == want
-    assert lines[-2] == f"leak checker {flag == '1'}"
+    assert lines[-2] == f"flags {flag == '1'} {flag == '1'}"
     if "as_jax" in imports:
         # type(x) prints jaxlib._jax.ArrayImpl, jax.Array and a bare set_mesh(...) as JAX's
         # (thinking_in_jax.md, parallel.md; funcgrad.as_jax._name_classes_as_jax)
