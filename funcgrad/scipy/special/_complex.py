@@ -92,13 +92,13 @@ def sph_harm_y(n, m, theta, phi, diff_n=0, n_max=None):
             f"sph_harm_y: diff_n={diff_n} (derivatives stacked with the values) is not provided, as in JAX; "
             "differentiate with funcgrad.grad/jacfwd of the real and imaginary parts instead"
         )
-    # (a list m, theta or phi: the TypeError JAX's formula meets first, in its words; a list n it
-    # converts)
+    # (a list m, theta or phi: the TypeError JAX's formula meets first -- Python's abs(m), jnp.cos's
+    # check of theta, then abs(m) * phi with abs(m) a tracer of JAX's jit; a list n it converts)
     if isinstance(m, list | tuple):
-        raise TypeError("bad operand type for abs(): 'list'")
+        abs(m)  # (Python's own TypeError, as JAX's formula meets it)
     check_arraylike("cos", theta)
     if isinstance(phi, list | tuple):
-        raise TypeError("unsupported operand type(s) for *: 'DynamicJaxprTracer' and 'list'")
+        raise TypeError(f"unsupported operand type(s) for *: 'DynamicJaxprTracer' and '{type(phi).__name__}'")
     n, m = asarray(n), asarray(m)
     if n.dtype.kind not in "iu" or m.dtype.kind not in "iu":
         raise TypeError(f"sph_harm_y: n and m must be integers, got {n.dtype} and {m.dtype}")
