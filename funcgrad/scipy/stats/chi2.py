@@ -51,16 +51,22 @@ def pdf(x, df, loc=0, scale=1):
     return lax.exp(logpdf(x, df, loc, scale))
 
 
+def _gamma_arguments(name, x, df, loc, scale):
+    """``(df / 2, y / 2)`` with ``y = (x - loc) / scale`` clamped at 0: the regularized incomplete
+    gamma functions' arguments of the cdf and sf."""
+    x, df, loc, scale = promote_args_inexact(name, x, df, loc, scale)
+    two = lax_const(scale, 2)
+    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)), lax_const(x, np.inf))
+    return lax.div(df, two), y
+
+
 def cdf(x, df, loc=0, scale=1):
     """``gammainc(df / 2, y / 2)``.
 
     >>> round(float(cdf(3.84145882069, 1.0)), 9)
     0.95
     """
-    x, df, loc, scale = promote_args_inexact("chi2.cdf", x, df, loc, scale)
-    two = lax_const(scale, 2)
-    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)), lax_const(x, np.inf))
-    return special.gammainc(lax.div(df, two), y)
+    return special.gammainc(*_gamma_arguments("chi2.cdf", x, df, loc, scale))
 
 
 def logcdf(x, df, loc=0, scale=1):
@@ -78,10 +84,7 @@ def sf(x, df, loc=0, scale=1):
     >>> round(float(sf(2.0, 2.0)), 12)
     0.367879441171
     """
-    x, df, loc, scale = promote_args_inexact("chi2.sf", x, df, loc, scale)
-    two = lax_const(scale, 2)
-    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)), lax_const(x, np.inf))
-    return special.gammaincc(lax.div(df, two), y)
+    return special.gammaincc(*_gamma_arguments("chi2.sf", x, df, loc, scale))
 
 
 def logsf(x, df, loc=0, scale=1):
