@@ -19,6 +19,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._layouts import Format, Layout, default_layout
+from funcgrad._ref_scopes import lower_hi_values
 from funcgrad._sharding_types import type_sharding
 from funcgrad._shardings import (
     Mesh,
@@ -542,9 +543,12 @@ class CompiledCall(_Stage):
         # As JAX's ``Compiled``: called with the dynamic arguments only (the static ones were fixed
         # when it was lowered: ``jit(f, static_argnums=0).lower(7, 8).compile()(5)``).
         f = self._fun
+        expected = None if self.args_info is None else tu.tree_structure(self.args_info)
+        if expected is not None and tu.tree_structure((args, kwargs)) == expected:
+            expected = None  # (checked here: high-level values are one leaf in args_info)
+        args, kwargs = lower_hi_values((args, kwargs))  # (as jit's call: high-level values lowered)
         leaves, tree = tu.tree_flatten_with_path((args, kwargs))
         flat = [x for _, x in leaves]
-        expected = None if self.args_info is None else tu.tree_structure(self.args_info)
         plan = getattr(self._staged, "plan", None)
         if plan is not None and (expected is None or tree == expected):
             # Refs are read before and written back after the program (NOTE: [refs are

@@ -586,17 +586,22 @@ def isinf(x, /):
     return ew.eq_p.bind(ew.abs_p.bind(x), constant(np.inf, aval(x).dtype))
 
 
+def _signed_inf(name, x, inf):
+    """Where ``x`` equals ``inf`` (one sign of infinity): ``isposinf`` and ``isneginf``."""
+    (x,) = promote_args(x)
+    reject_complex(name, x, why="the sign of a complex infinity is ambiguous")
+    if not _dt.is_inexact(aval(x).dtype):
+        return _all_false(x)
+    return ew.eq_p.bind(x, constant(inf, aval(x).dtype))
+
+
 def isposinf(x, /):
     """True where ``x`` is positive infinity.
 
     >>> isposinf(np.array([np.inf, -np.inf])).tolist()
     [True, False]
     """
-    (x,) = promote_args(x)
-    reject_complex("isposinf", x, why="the sign of a complex infinity is ambiguous")
-    if not _dt.is_inexact(aval(x).dtype):
-        return _all_false(x)
-    return ew.eq_p.bind(x, constant(np.inf, aval(x).dtype))
+    return _signed_inf("isposinf", x, np.inf)
 
 
 def isneginf(x, /):
@@ -605,11 +610,7 @@ def isneginf(x, /):
     >>> isneginf(np.array([np.inf, -np.inf])).tolist()
     [False, True]
     """
-    (x,) = promote_args(x)
-    reject_complex("isneginf", x, why="the sign of a complex infinity is ambiguous")
-    if not _dt.is_inexact(aval(x).dtype):
-        return _all_false(x)
-    return ew.eq_p.bind(x, constant(-np.inf, aval(x).dtype))
+    return _signed_inf("isneginf", x, -np.inf)
 
 
 def signbit(x, /):
