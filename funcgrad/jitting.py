@@ -476,10 +476,14 @@ class PjitFunction(Dispatcher):
         staged.result_names = result_paths(out_tree_box[0]) + ("",) * (len(closed.out_avals) - n_outs)
         return staged
 
+    def _split(self, args, kwargs, check: bool = True):
+        static_key, static_kw, dyn_args, dyn_kwargs = super()._split(args, kwargs, check)
+        if HITYPES:  # (immutable high-level values enter as their low-level values, raised inside)
+            dyn_args, dyn_kwargs = lower_hi_values((dyn_args, dyn_kwargs))
+        return static_key, static_kw, dyn_args, dyn_kwargs
+
     def _entry(self, args, kwargs, abstract=False):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
-        # (immutable high-level values enter as their low-level values, raised inside)
-        dyn_args, dyn_kwargs = lower_hi_values((dyn_args, dyn_kwargs))
         flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
         refs = None
         for i, leaf in enumerate(flat):

@@ -317,7 +317,9 @@ def test_an_immutable_high_level_value_crosses_jit_as_its_low_level_values_as_ja
         hx.register_hitype(QArray, lambda q, ty=QArrayTy: ty(q.arr.shape))
         q = QArray(np.ones((2, 3), np.int8), np.array([1.5, 2.0], np.float32))
         out = lib.jit(lambda q: q)(q)  # (inside, JAX's is a tracer of its type; funcgrad's raised)
+        aot = lib.jit(lambda q: q).lower(q).compile()(q)  # (test_stages: ahead of time too)
         seen[lib] = (type(out).__name__, np.asarray(out.arr).tolist(), np.asarray(out.scale).tolist())
+        seen[lib] += (type(aot).__name__, np.asarray(aot.scale).tolist())
     assert seen[funcgrad] == seen[jax]
 
 
