@@ -13,9 +13,10 @@ Parameters: ``jaxpr`` (the ClosedJaxpr), ``name``, ``donated_invars`` (one flag 
 only when the jitted function was placed (``jit(device=/backend=)``), ``device``: the device the
 call runs on when evaluated eagerly; only when it has shardings (``jit(in_shardings=,
 out_shardings=)``), ``in_shardings``/``out_shardings`` (one bridge sharding or ``None`` per
-input/output). Derived calls keep the device and drop the shardings (their arguments' own
-shardings place them); nested in another jitted program, the call runs wherever that program
-runs.
+input/output). Derived calls keep the device; their shardings follow their values as JAX's pjit
+rules place them (a tangent as its primal, a cotangent as its output, a transposed call's result
+as its input, residuals and batched calls free); nested in another jitted program, the call's
+shardings constrain its values there.
 
 ``xla_metadata_call_p`` (``experimental.scheduling_groups.xla_metadata_call``) is a call whose
 other parameters are XLA frontend attributes of the call operation (strings, as JAX's): it lowers
@@ -34,9 +35,13 @@ from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.hooks import hooks
 
 
-def _derive_params(params, jaxpr, derivation, n_args):
+def _derive_params(params, jaxpr, derivation, n_args, ins=None, outs=None):
     """A derived call is named after what it computes and donates nothing (a batched call
-    keeps its name and donations: it is the same call over more data)."""
+    keeps its name and donations: it is the same call over more data). Its shardings follow
+    its values as JAX's pjit rules place them (``ins``/``outs``: what each derived input and
+    output stands for, ``CallPrimitive``'s layout): a tangent is laid out as its primal, a
+    cotangent as the output it is of, a transposed call's result as its input, a residual
+    freely (None)."""
     if derivation == "batch":
         # Shardings describe the unbatched ranks: the batched call lays its values out freely.
         kept = {k: v for k, v in params.items() if k not in ("in_shardings", "out_shardings")}
@@ -45,6 +50,15 @@ def _derive_params(params, jaxpr, derivation, n_args):
     derived = {"jaxpr": jaxpr, "name": name, "donated_invars": (False,) * n_args}
     if "device" in params:
         derived["device"] = params["device"]
+    if params.get("in_shardings") is not None and ins is not None and outs is not None:
+        given = {"in": params["in_shardings"], "out": params["out_shardings"]}
+
+        def place(what):
+            return tuple(None if w is None else given[w[0]][w[1]] for w in what)
+
+        in_s, out_s = place(ins), place(outs)
+        if any(s is not None for s in (*in_s, *out_s)):
+            derived["in_shardings"], derived["out_shardings"] = in_s, out_s
     return derived
 
 

@@ -396,6 +396,13 @@ def _walk_meshes(jaxpr, found: list) -> None:
             m = eqn.params["mesh"]
             if m not in found:
                 found.append(m)
+        # a nested jit's shardings (a user's, or a derived call's: a gradient laid out as its
+        # primal) run the enclosing program over their mesh too, as JAX's
+        for key in ("in_shardings", "out_shardings"):
+            for sh in eqn.params.get(key) or ():
+                m = getattr(sh, "_fg_mesh", None)
+                if m is not None and m not in found:
+                    found.append(m)
         for sub in eqn.primitive.traits.jaxpr_params:
             v = eqn.params[sub]
             for j in v if isinstance(v, tuple | list) else (v,):

@@ -33,6 +33,7 @@ from funcgrad.api import device_put
 from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.recording import RecordingTracer
 
 __all__ = ["ShardedExport", "find_mesh"]
 
@@ -57,6 +58,19 @@ def find_mesh(fun_jit, leaves):
         if _named(s) is not None:
             return s.mesh
     return None
+
+
+def _placed(x):
+    """The concrete value under a tracer of eager differentiation (a forward-mode primal, a
+    recorded input), whose devices place the call as the value's own would; else ``x``."""
+    for _ in range(16):
+        if isinstance(x, core.PrimalTracer):
+            x = x.primal
+        elif isinstance(x, RecordingTracer) and x._var in x._trace.sources:
+            x = x._trace.sources[x._var]
+        else:
+            break
+    return x
 
 
 class ShardedExport:
@@ -132,6 +146,7 @@ class ShardedExport:
     def call(self, exp_name, flat):
         devices = None
         for x in flat:
+            x = _placed(x)
             s = None if isinstance(x, core.Tracer) else getattr(x, "sharding", None)
             if s is not None and len(getattr(s, "_device_assignment", ())) > 1:
                 devices = tuple(s._device_assignment)

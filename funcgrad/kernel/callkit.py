@@ -92,7 +92,15 @@ derived_partial_eval = DerivedJaxprs(
 )
 
 
-def _same_params(params: dict, jaxpr, derivation: str, n_args: int) -> dict:
+def _ins(indices) -> tuple:
+    return tuple(("in", i) for i in indices)
+
+
+def _outs(indices) -> tuple:
+    return tuple(("out", j) for j in indices)
+
+
+def _same_params(params: dict, jaxpr, derivation: str, n_args: int, **layout) -> dict:
     return {**params, "jaxpr": jaxpr}
 
 
@@ -112,9 +120,13 @@ def _eval_call(*args, jaxpr, **_):
 class CallPrimitive(Primitive):
     """A primitive that calls the ``ClosedJaxpr`` in its ``jaxpr`` parameter, with every rule.
 
-    ``derive_params(params, new_jaxpr, derivation, n_args)`` gives the parameters of a derived
-    call (``derivation`` is "jvp", "jet", "transpose", "batch", "known" or "unknown"; ``n_args`` its
-    argument count); by default only ``jaxpr`` changes.
+    ``derive_params(params, new_jaxpr, derivation, n_args, **layout)`` gives the parameters of a
+    derived call (``derivation`` is "jvp", "jet", "transpose", "batch", "known" or "unknown";
+    ``n_args`` its argument count); by default only ``jaxpr`` changes. ``layout`` says what the
+    derived call's inputs and outputs stand for (``ins``/``outs``: per derived input/output,
+    ``("in", i)`` or ``("out", j)`` -- the original input or output whose value, tangent or
+    cotangent it is -- or None for a residual or extra value), so per-input parameters (a jit's
+    shardings) can follow them; JVP, transpose and partial evaluation give it, other callers none.
 
     >>> from funcgrad.kernel import ir
     >>> p = CallPrimitive("my_call")
@@ -138,15 +150,20 @@ class CallPrimitive(Primitive):
         check_call_avals(f"{self.name} call", avals, jaxpr.in_avals)
         return jaxpr.out_avals
 
-    def _derived(self, params, jaxpr, derivation, n_args):
-        return self.derive_params(params, jaxpr, derivation, n_args)
+    def _derived(self, params, jaxpr, derivation, n_args, **layout):
+        return self.derive_params(params, jaxpr, derivation, n_args, **layout)
 
     def _jvp(self, primals, tangents, *, jaxpr, **params):
         nonzeros = tuple(type(t) is not Zero for t in tangents)
         jvp_closed, out_nonzeros = derived_jvp(jaxpr, nonzeros)
         args = [*primals, *(t for t in tangents if type(t) is not Zero)]
-        outs = self.bind(*args, **self._derived({**params, "jaxpr": jaxpr}, jvp_closed, "jvp", len(args)))
         n = len(jaxpr.out_avals)
+        layout = dict(
+            ins=(*_ins(range(len(primals))), *_ins(i for i, nz in enumerate(nonzeros) if nz)),
+            outs=(*_outs(range(n)), *_outs(i for i, nz in enumerate(out_nonzeros) if nz)),
+        )
+        derived = self._derived({**params, "jaxpr": jaxpr}, jvp_closed, "jvp", len(args), **layout)
+        outs = self.bind(*args, **derived)
         out_primals, nz_outs = outs[:n], iter(outs[n:])
         return out_primals, [
             next(nz_outs) if nz else Zero.from_primal_value(p) for p, nz in zip(out_primals, out_nonzeros)
@@ -176,9 +193,21 @@ class CallPrimitive(Primitive):
             *(c for c in cts if type(c) is not Zero),
             *(x for vals in state for x in vals),
         ]
-        params = self._derived({**params, "jaxpr": jaxpr}, transposed, "transpose", len(call_args))
-        outs = self.bind(*call_args, **params)
         n_lin = sum(linear)
+        # (a cotangent stands for the output it is the cotangent of, a result for its linear input)
+        layout = dict(
+            ins=(
+                *_ins(i for i, a in enumerate(args) if not is_undefined_primal(a)),
+                *_outs(j for j, c in enumerate(cts) if type(c) is not Zero),
+                *(None for vals in state for _ in vals),
+            ),
+            outs=(
+                *_ins(i for i, lin in enumerate(linear) if lin),
+                *[None] * (len(transposed.out_avals) - n_lin),
+            ),
+        )
+        params = self._derived({**params, "jaxpr": jaxpr}, transposed, "transpose", len(call_args), **layout)
+        outs = self.bind(*call_args, **params)
         if items:
             write_state(items, outs[n_lin:], state)
         it = iter(outs[:n_lin])
@@ -194,11 +223,20 @@ class CallPrimitive(Primitive):
         params = {**params, "jaxpr": jaxpr}
         known, unknown, out_unknowns, num_res = derived_partial_eval(jaxpr, tuple(unknowns))
         known_args = [a for a, uk in zip(args, unknowns) if not uk]
+        known_layout = dict(
+            ins=_ins(i for i, uk in enumerate(unknowns) if not uk),
+            outs=(*_outs(j for j, uk in enumerate(out_unknowns) if not uk), *[None] * num_res),
+        )
         with core.set_current_trace(trace.parent):
-            known_outs = self.bind(*known_args, **self._derived(params, known, "known", len(known_args)))
+            known_params = self._derived(params, known, "known", len(known_args), **known_layout)
+            known_outs = self.bind(*known_args, **known_params)
         n_known = len(known_outs) - num_res
         unknown_args = [*known_outs[n_known:], *(a for a, uk in zip(args, unknowns) if uk)]
-        unknown_params = self._derived(params, unknown, "unknown", len(unknown_args))
+        unknown_layout = dict(
+            ins=(*[None] * num_res, *_ins(i for i, uk in enumerate(unknowns) if uk)),
+            outs=_outs(j for j, uk in enumerate(out_unknowns) if uk),
+        )
+        unknown_params = self._derived(params, unknown, "unknown", len(unknown_args), **unknown_layout)
         unknown_outs = trace.stage(self, unknown_args, unknown_params)
         it_known, it_unknown = iter(known_outs[:n_known]), iter(unknown_outs)
         return [next(it_unknown) if uk else next(it_known) for uk in out_unknowns]

@@ -18,6 +18,7 @@ from funcgrad.sharding import AxisType, Mesh, NamedSharding, P, SingleDeviceShar
 
 MESH = make_mesh((8,), ("x",), (AxisType.Auto,))  # the Auto mode: XLA decides
 MESH2 = make_mesh((2, 4), ("a", "b"), (AxisType.Auto,) * 2)
+MESH_XY = make_mesh((4, 2), ("x", "y"), (AxisType.Auto,) * 2)
 
 
 def test_devices():
@@ -121,6 +122,38 @@ def test_transformations_of_a_jit_with_shardings():
     np.testing.assert_allclose(funcgrad.jvp(f, (x,), (np.ones(16),))[1], 2 * np.cos(x))
     np.testing.assert_allclose(funcgrad.vmap(f)(np.ones((3, 16))), np.full((3, 16), 2 * np.sin(1.0)))
     assert "NamedSharding" in str(funcgrad.make_jaxpr(f)(x))
+
+
+def test_derivatives_of_a_jit_with_shardings_are_laid_out_as_jax():
+    # JAX's pjit rules: a tangent is laid out as its primal, a cotangent as its output, a gradient
+    # as its input's in_sharding (funcgrad's derived calls dropped the shardings: gradients came
+    # back on one device; the sharded-program fuzzer, ops_shard, seeds 16001/16003)
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    a, b = np.arange(32.0).reshape(8, 4) / 10, np.arange(8.0) / 5
+
+    def run(lib, np_, mesh, ns):
+        f = lib.jit(
+            lambda u, v: np_.sin(u) * v.sum(),
+            in_shardings=(ns(mesh, "x", None), ns(mesh)),
+            out_shardings=ns(mesh, None, "y"),
+        )
+        outs = {
+            "grad": lib.grad(lambda u, v: f(u, v).sum(), argnums=(0, 1))(a, b),
+            "jvp": lib.jvp(f, (a, b), (np.ones_like(a), np.ones_like(b))),
+            "jit_grad": lib.jit(lib.grad(lambda u: f(u, b).sum()))(a),
+        }
+        return {
+            k: [(tuple(v.sharding.spec), np.asarray(v)) for v in lib.tree_util.tree_leaves(o)]
+            for k, o in outs.items()
+        }
+
+    ours = run(funcgrad, fnp, MESH_XY, lambda m, *s: NamedSharding(m, P(*s)))
+    jm = jax.make_mesh((4, 2), ("x", "y"), (jax.sharding.AxisType.Auto,) * 2)
+    theirs = run(jax, jax.numpy, jm, lambda m, *s: jax.sharding.NamedSharding(m, jax.P(*s)))
+    for k in theirs:
+        assert [spec for spec, _ in ours[k]] == [spec for spec, _ in theirs[k]], k
+        for (_, u), (_, t) in zip(ours[k], theirs[k]):
+            np.testing.assert_allclose(u, t, rtol=1e-5, err_msg=k)  # (jax: float32)
 
 
 def test_with_sharding_constraint():
