@@ -320,7 +320,9 @@ def test_an_immutable_high_level_value_crosses_jit_as_its_low_level_values_as_ja
         aot = lib.jit(lambda q: q).lower(q).compile()(q)  # (test_stages: ahead of time too)
         seen[lib] = (type(out).__name__, np.asarray(out.arr).tolist(), np.asarray(out.scale).tolist())
         seen[lib] += (type(aot).__name__, np.asarray(aot.scale).tolist())
-    assert seen[funcgrad] == seen[jax]
+        # eval_shape's answer for it is its type (test_eval_shape)
+        seen[lib] += (lib.eval_shape(lib.jit(lambda q=q: q)) == QArrayTy((2, 3)),)
+    assert seen[funcgrad] == seen[jax] and seen[jax][-1] is True
 
 
 def test_a_custom_vjp_bwd_writing_a_box_under_grad_of_jit_as_jax():
