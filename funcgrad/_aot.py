@@ -19,6 +19,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._layouts import Format, Layout, default_layout
+from funcgrad._meshes import get_mesh
 from funcgrad._ref_scopes import lower_hi_values
 from funcgrad._sharding_types import type_sharding
 from funcgrad._shardings import (
@@ -48,7 +49,7 @@ class ShapeDtypeStruct:
     (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "is_ref")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "is_ref")
 
     def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None, is_ref: bool = False):
         if dtype is None:
@@ -62,19 +63,39 @@ class ShapeDtypeStruct:
         self.weak_type = weak_type
         if hasattr(sharding, "check_compatible_aval"):
             sharding.check_compatible_aval(self.shape)  # (JAX's ValueError for a spec past the rank)
-        self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
+        elif isinstance(sharding, PartitionSpec) and len(sharding) > len(self.shape):
+            scalar = " For scalars the PartitionSpec should be P()" if not self.shape else ""
+            raise ValueError(  # (JAX's words)
+                f"PartitionSpec {sharding} is only valid for values of rank at least {len(sharding)}, but "
+                f"was applied to a value of rank {len(self.shape)}.{scalar}"
+            )
+        self._sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
         # A Ref of this type (JAX's AbstractRef): ``jit(f).lower(sds)`` traces ``f`` given a Ref,
         # ``typeof`` gives ``Ref{...}`` (funcgrad.ref.abstract_ref).
         self.is_ref = bool(is_ref)
+
+    @property
+    def sharding(self):
+        """The sharding given; a bare ``PartitionSpec`` is a ``NamedSharding`` over the mesh in
+        scope (``set_mesh``) when read, as JAX's (a TypeError without one)."""
+        s = self._sharding
+        if isinstance(s, PartitionSpec):
+            if get_mesh() is None:
+                raise TypeError(  # (JAX's words)
+                    "When specifying PartitionSpec to `ShapeDtypeStruct`, the context mesh cannot be empty. "
+                    "Please use `jax.set_mesh` to set the mesh context."
+                )
+            return _resolve_spec(s)
+        return s
 
     @property
     def aval(self) -> core.ShapedArray:
         """The abstract value it stands for; a ``sharding`` over explicit mesh axes is part of it
         (NOTE: [sharding in types]), as when ``make_jaxpr`` traces JAX's explicit-sharding types."""
         aval = core.ShapedArray(self.shape, self.dtype, self.weak_type)
-        if self.sharding is None:
+        s = self._sharding
+        if s is None:
             return aval
-        s = self.sharding
         if isinstance(s, PartitionSpec):
             s = _resolve_spec(s)
         return _typed_as(aval, s)
@@ -98,7 +119,7 @@ class ShapeDtypeStruct:
         ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)
         """
         if isinstance(x, ShapeDtypeStruct):
-            return cls(x.shape, x.dtype, x.weak_type, sharding=x.sharding)
+            return cls(x.shape, x.dtype, x.weak_type, sharding=x._sharding)
         try:
             aval = core.get_aval(x)
         except TypeError:  # (another library's shape-and-dtype struct)
@@ -128,13 +149,18 @@ class ShapeDtypeStruct:
             kwargs.get("shape", self.shape),
             kwargs.get("dtype", self.dtype),
             kwargs.get("weak_type", self.weak_type),
-            sharding=kwargs.get("sharding", self.sharding),
+            sharding=kwargs.get("sharding", self._sharding),
             is_ref=kwargs.get("is_ref", self.is_ref),
         )
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        s = (
+            self._sharding
+            if isinstance(self._sharding, PartitionSpec) and get_mesh() is None
+            else self.sharding
+        )
+        sharding = "" if s is None else f", sharding={s!r}"
         ref = ", is_ref=True" if self.is_ref else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak}{ref})"
 

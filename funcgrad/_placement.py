@@ -521,6 +521,24 @@ def sharded_like(out, a):
     """
     if not isinstance(a, Array | core.Tracer) and hasattr(a, "__jax_array__"):
         a = a.__jax_array__()  # (a value that stands for an array, as flax's Variables: that array)
+    if not isinstance(a, Array | core.Tracer) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        # A ShapeDtypeStruct with a sharding: the result is laid out so, as JAX's full_like (an
+        # abstract mesh's over the mesh in scope)
+        given = getattr(a, "sharding", None)
+        if isinstance(given, NamedSharding | SingleDeviceSharding) and core.get_aval(out).shape == tuple(
+            a.shape
+        ):
+            try:
+                (target,) = sharding_leaves(given, 0, "full_like", "sharding")
+            except ValueError:  # (over an abstract mesh and no mesh in scope: left as it is, as JAX's)
+                return out
+            if not isinstance(target, NamedSharding):
+                if not isinstance(out, Array):
+                    return out
+                buf = xla_bridge.device_put(out._numpy(), target._device, weak_type=out.weak_type)
+                return Array._from_buffer(buf, out.weak_type)
+            return _constrain(out, target, strict=False)
+        return out
     if not isinstance(a, Array | core.Tracer) or core.get_aval(out).shape != core.get_aval(a).shape:
         return out
     b = _sharded_buffer(a) if isinstance(a, Array) else None

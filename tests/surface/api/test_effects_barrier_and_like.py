@@ -109,4 +109,13 @@ def test_shape_dtype_struct_update_matches_jax():
         theirs = jax.ShapeDtypeStruct((2, 3), np.float32).update(**kwargs)
         assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype, theirs.weak_type)
     base = ShapeDtypeStruct((2,), np.float32, sharding=funcgrad.sharding.PartitionSpec())
-    assert base.update(shape=(4,)).sharding == base.sharding
+    # (a bare PartitionSpec is read over the mesh in scope, as JAX's: a TypeError without one)
+    with pytest.raises(TypeError, match="context mesh cannot be empty"):
+        _ = base.sharding
+    mesh = funcgrad.sharding.make_mesh((1,), ("x",))
+    with funcgrad.sharding.set_mesh(mesh):
+        assert (
+            base.update(shape=(4,)).sharding
+            == base.sharding
+            == funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.PartitionSpec())
+        )

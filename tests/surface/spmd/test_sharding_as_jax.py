@@ -100,6 +100,16 @@ with jax.set_mesh(m22a):
 # a vmap's axis named as a mesh axis is shadowed by the shard_map's
 g = jax.shard_map(lambda a: 2.0 * a, mesh=m22, in_specs=P("y"), out_specs=P("y"))
 cases["vmap axis named as the mesh's"] = np.asarray(jax.vmap(g, axis_name="x")(x8)).tolist()
+# A ShapeDtypeStruct given a bare PartitionSpec: its sharding over the mesh in scope when read;
+# zeros_like/full_like of one take its sharding
+sds = jax.ShapeDtypeStruct((8, 8), np.float32, sharding=P("x"))
+cases["sds P no mesh"] = error(lambda: sds.sharding)
+cases["sds P rank"] = error(lambda: jax.ShapeDtypeStruct((8,), np.float32, sharding=P(None, "x")))
+with jax.set_mesh(mesh2):
+    cases["sds P sharding"] = str(sds.sharding.spec)
+    cases["sds P lowered"] = desc(jax.jit(lambda a: a * 2).lower(sds).compile()(jax.device_put(x8, P("x"))))
+named = jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(mesh2, P(None, "x")))
+cases["zeros_like sds"] = [desc(jnp.zeros_like(named)), desc(jnp.full_like(named, 2.0))]
 """
 
 ORACLE = (
@@ -124,7 +134,8 @@ def results():
                                   "jit reordered args", "shard_map identity size-1 axis",
                                   "shard_map mul size-1 axis",
                                   "nested shard_map default axis_names",
-                                  "vmap axis named as the mesh's"])  # fmt: skip
+                                  "vmap axis named as the mesh's", "sds P no mesh", "sds P rank",
+                                  "sds P sharding", "sds P lowered", "zeros_like sds"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
