@@ -359,8 +359,12 @@ def _div_impl(x, y):
     kind = _dt.kind(np.result_type(x))
     if kind in "iu":
         return _int_div_rem(x, y)[0]
-    if np.result_type(y) in _RECIPROCAL_DTYPES and np.shape(y) != np.broadcast_shapes(
-        np.shape(x), np.shape(y)
+    y_shape = np.shape(y)
+    # (a divisor of the dividend's shape is no broadcast: the common case skips broadcast_shapes)
+    if (
+        y_shape != np.shape(x)
+        and np.result_type(y) in _RECIPROCAL_DTYPES
+        and y_shape != np.broadcast_shapes(np.shape(x), y_shape)
     ):
         # XLA's algebraic simplifier rewrites A / broadcast(B) as A * broadcast(1 / B), the
         # reciprocal rounded to the dtype (jax's x / 3.0 and x / row, eager or jitted, and funcgrad's
