@@ -136,8 +136,9 @@ def _normalize(spec: PartitionSpec, ndim, mesh, manual, where) -> tuple:
 def _resolve_mesh(mesh, axis_names, where):
     m = mesh if mesh is not None else get_mesh()
     if m is None:
-        raise ValueError(
-            f"{where}: no mesh: pass mesh=..., or set one with funcgrad.sharding.set_mesh(mesh) (or "
+        raise ValueError(  # (JAX's words first)
+            "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context: "
+            f"{where} has no mesh= and none is set (funcgrad.sharding.set_mesh(mesh), or "
             "`with funcgrad.sharding.use_mesh(mesh):`)"
         )
     if not isinstance(m, Mesh):

@@ -110,6 +110,7 @@ with jax.set_mesh(mesh2):
     cases["sds P lowered"] = desc(jax.jit(lambda a: a * 2).lower(sds).compile()(jax.device_put(x8, P("x"))))
 named = jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(mesh2, P(None, "x")))
 cases["zeros_like sds"] = [desc(jnp.zeros_like(named)), desc(jnp.full_like(named, 2.0))]
+cases["shard_map no mesh"] = error(lambda: jax.shard_map(lambda a: a, in_specs=P(), out_specs=P())(x8))
 """
 
 ORACLE = (
@@ -135,7 +136,8 @@ def results():
                                   "shard_map mul size-1 axis",
                                   "nested shard_map default axis_names",
                                   "vmap axis named as the mesh's", "sds P no mesh", "sds P rank",
-                                  "sds P sharding", "sds P lowered", "zeros_like sds"])  # fmt: skip
+                                  "sds P sharding", "sds P lowered", "zeros_like sds",
+                                  "shard_map no mesh"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
