@@ -406,7 +406,8 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
         if size < 0:
             raise TypeError(f"pad: padding_config {padding_config} crops {x.str_short()} to a negative size")
         shape.append(size)
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    # (JAX's standard rule: weak where every operand is, the padding value too)
+    return ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)
 
 
 def _pad_impl(x, padding_value, *, padding_config):

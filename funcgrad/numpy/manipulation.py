@@ -678,10 +678,17 @@ def roll(a, shift, axis=None):
         n = a.shape[ax]
         if n == 0:
             continue
-        s %= n
-        if s:
-            a = concatenate([st.slice_in_dim(a, n - s, n, 1, ax), st.slice_in_dim(a, 0, n - s, 1, ax)], ax)
+        # JAX's _roll_static, a shift of 0 included, its slices never elided (their transposes
+        # pad with a strong zero, so a weak value's gradient through roll is strong, as in jax)
+        i = (-s) % n
+        a = concatenate([_slice_along(a, i, n, ax), _slice_along(a, 0, i, ax)], ax)
     return a
+
+
+def _slice_along(a, start, limit, axis):
+    starts, limits = [0] * a.ndim, list(a.shape)
+    starts[axis], limits[axis] = start, limit
+    return st.slice_p.bind(a, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None)
 
 
 def _roll_traced(a, shift, axis):

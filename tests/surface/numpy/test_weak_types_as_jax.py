@@ -114,6 +114,24 @@ CASES = {
         for m in ("divide", "power")
         for i, v in ((1, -2), (5, onp.float32(2)))
     ),
+    # roll is JAX's slices and concatenate, a shift of 0 included: its transpose pads with a strong
+    # zero (pad is weak only where its padding value is too), so a weak value's gradient through
+    # roll is strong (the fuzzer's cond wrappers roll a 0-d weak input, seed 15004)
+    "roll_grad_weak": lambda T, np: (
+        tuple(
+            T.grad(f)(0.0)
+            for f in (
+                lambda a: np.cos(np.roll(a, 1)),
+                lambda a: T.lax.cond(a > 0, np.cos, lambda a: np.cos(np.roll(a, 1)), a),
+                lambda a: np.sum(np.roll(T.lax.broadcast(a, (3,)), 3, axis=0)),
+            )
+        )
+        + (
+            T.lax.pad(
+                T.lax.broadcast(np.asarray(1.0), (2,)), np.zeros((), np.asarray(1.0).dtype), ((0, 1, 0),)
+            ),
+        )
+    ),
 }
 
 
