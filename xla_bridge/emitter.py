@@ -697,18 +697,14 @@ def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:
     if mesh is None or (tuple(mesh.axis_names), tuple(mesh.devices.shape)) != (am.axis_names, am.axis_sizes):
         return x  # the program's devices carry another mesh: the partitioner decides
     is_open = any(t.name != "Explicit" for t in mesh.axis_types)
+    spec = aval.sharding.spec
     dims = []
     for d in range(aval.ndim):
-        p = aval.sharding.spec[d] if d < len(aval.sharding.spec) else None
-        names = () if p is None else (p if isinstance(p, tuple) else (p,))
-        inner = ", ".join(f'"{n}"' for n in names)
-        dims.append("{" + inner + (", ?" if inner and is_open else ("?" if is_open else "")) + "}")
+        p = spec[d] if d < len(spec) else None
+        dims.append(() if p is None else (p if isinstance(p, tuple) else (p,)))
     # An unreduced type (NOTE: [unreduced values]): each device holds a partial sum along those axes.
-    unreduced = getattr(aval.sharding.spec, "unreduced", None)
-    extra = ""
-    if unreduced:
-        extra = ", unreduced={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in unreduced) + "}"
-    sharding = f"<{spmd.mesh_symbol(mesh)}, [{', '.join(dims)}]{extra}>"
+    unreduced = getattr(spec, "unreduced", None) or ()
+    sharding = spmd.sharding(mesh, dims, unreduced=unreduced, open_dims=is_open)
     return fb.emit(f"sdy.sharding_constraint {x} {sharding} : {aval_type(aval)}")
 
 
