@@ -368,6 +368,10 @@ class PartialEvalTrace(StagingTrace):
     """Runs primitives on known inputs now (on the parent) and stages those touching unknowns."""
 
     record_source = False
+    # (linearize's trace, grad's under jit: unchecked, as JAX checks staging and batching, not
+    # grad; a value leaked from it still holds the staging trace's tracer, reported as JAX's
+    # DynamicJaxprTrace; NOTE: [leak checking])
+    checks_leaks = False
     # Splitting a jaxpr's equations (``partial_eval_jaxpr``) rather than a traced function: a
     # checkpoint met there keeps its known part one equation, as JAX's jaxpr-level rule does.
     of_jaxpr = False

@@ -55,6 +55,18 @@ def _leak_grad(lib, np_):
     lib.grad(lambda x: outs.append(x) or x)(1.0)
 
 
+def _leak_jit_grad(lib, np_):
+    # (grad's trace under jit is not checked, as JAX's: the staging trace is named)
+    outs = []
+    lib.jit(lib.grad(lambda x: outs.append(x) or x))(1.0)
+
+
+def _leak_scan_under_grad(lib, np_):
+    outs = []
+    body = lambda c, x: (outs.append(c) or c * 2, None)  # noqa: E731
+    lib.grad(lambda y: lib.lax.scan(body, y, np_.ones(2))[0])(1.0)
+
+
 def _clean(lib, np_):
     f = lib.jit(lib.grad(lambda x: np_.sum(np_.sin(x) * x)))
     v = lib.vmap(lambda x: lib.lax.fori_loop(0, 3, lambda i, c: c * 2, x))(np_.ones(3))
@@ -71,7 +83,11 @@ def _clean(lib, np_):
     return [f(np_.ones(2)), v, s[0], c, r, cv]
 
 
-@pytest.mark.parametrize("case", [_leak_jit, _leak_vmap, _leak_grad, _clean], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "case",
+    [_leak_jit, _leak_vmap, _leak_grad, _leak_jit_grad, _leak_scan_under_grad, _clean],
+    ids=lambda f: f.__name__,
+)
 def test_checking_leaks_as_jax(case):
     def run(lib, np_):
         try:
