@@ -63,6 +63,18 @@ def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
     return env
 
 
+def _loop_fixed_point(body: ir.Jaxpr, consts, carry, xs=()) -> tuple[list, list]:
+    """A loop body's carries ``(consts, carry, xs) -> (carry, ...)``: the axes each carry varies
+    along, grown over the body to a fixed point, and the body's outputs' axes there."""
+    carry = list(carry)
+    while True:
+        outs = _varying(body, [*consts, *carry, *xs])
+        grown = [a | b for a, b in zip(carry, outs)]
+        if grown == carry:
+            return carry, outs
+        carry = grown
+
+
 def eqn_varying(p, params, vin, n_out) -> list:
     """The mesh axes each output of one equation may vary along, given its inputs'."""
     union = frozenset().union(*vin)
@@ -81,31 +93,17 @@ def eqn_varying(p, params, vin, n_out) -> list:
             outs = [a | b for a, b in zip(outs, _varying(_open(branch), vin[1:]))]
         return outs
     if p is scan_p:
-        # The carries' axes grow to a fixed point over the body; the ys follow the last pass.
+        # The ys follow the body's last pass, at the carries' fixed point.
         nc, ncar = params["num_consts"], params["num_carry"]
         body = _open(params["jaxpr"])
-        carry = list(vin[nc : nc + ncar])
-        while True:
-            outs = _varying(body, [*vin[:nc], *carry, *vin[nc + ncar :]])
-            grown = [a | b for a, b in zip(carry, outs[:ncar])]
-            if grown == carry:
-                return outs
-            carry = grown
+        return _loop_fixed_point(body, vin[:nc], vin[nc : nc + ncar], vin[nc + ncar :])[1]
     if p is cf.while_p:
         # As scan's carries (the predicate's axes are not joined in, as in JAX's types).
         bn = params["body_nconsts"]
         start = params["cond_nconsts"] + bn
-        body = _open(params["body_jaxpr"])
-        carry = list(vin[start:])
-        while True:
-            outs = _varying(body, [*vin[start - bn : start], *carry])
-            grown = [a | b for a, b in zip(carry, outs)]
-            if grown == carry:
-                return carry
-            carry = grown
+        return _loop_fixed_point(_open(params["body_jaxpr"]), vin[start - bn : start], vin[start:])[0]
     if p.traits.call_jaxpr_param is not None:
-        inner = params[p.traits.call_jaxpr_param]
-        inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner
+        inner = _open(params[p.traits.call_jaxpr_param])
         return _varying(inner, vin) if len(inner.invars) == len(vin) else [union] * n_out
     return [union] * n_out
 
