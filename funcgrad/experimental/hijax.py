@@ -35,6 +35,7 @@ from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_prima
 from funcgrad.kernel import core as _core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp
+from funcgrad.kernel.custom_rule_args import CustomVJPPrimal, SymbolicZero
 from funcgrad.ref import AbstractRef
 from funcgrad.ref import RefView as TransformedRef
 
@@ -177,6 +178,22 @@ class _Accum:
         self.value = x if self.value is None else self.value + x
 
 
+class _NullAccum(_Accum):
+    """The accumulator of an input that is not differentiated (JAX's ``NullAccum``): what is added
+    is dropped."""
+
+    def accum(self, x) -> None:
+        pass
+
+
+def _split_primal(a):
+    """``(value, perturbed)`` of a ``custom_vjp`` ``fwd`` argument leaf (NOTE: [symbolic zeros in
+    custom rules])."""
+    if isinstance(a, CustomVJPPrimal):
+        return a.value, bool(a.perturbed)
+    return a, False
+
+
 class VJPHiPrimitive:
     """An operation with its own reverse-mode rule (JAX's ``jax.experimental.hijax.VJPHiPrimitive``).
     A subclass's ``__init__`` sets ``in_avals``, ``out_aval`` and ``params`` and calls this one;
@@ -247,22 +264,36 @@ class VJPHiPrimitive:
         def call(*args):
             return prim.expand(*args)
 
-        if type(prim).jvp is not VJPHiPrimitive.jvp and not any(
-            getattr(a, "is_high", False) for a in prim.out_avals_flat
-        ):
-            # A forward-mode rule: a custom_jvp of ``expand`` (reverse mode transposes it; a
-            # high-level result is no custom_jvp output: the reverse-mode rules then)
+        kind = type(prim)
+        forward = kind.jvp is not VJPHiPrimitive.jvp or (
+            kind.lin is not VJPHiPrimitive.lin and kind.vjp_fwd is VJPHiPrimitive.vjp_fwd
+        )
+        if forward and not any(getattr(a, "is_high", False) for a in prim.out_avals_flat):
+            # A forward-mode rule (``jvp``, or ``lin`` and ``linearized``): a custom_jvp of
+            # ``expand`` (reverse mode transposes it; a high-level result is no custom_jvp
+            # output: the reverse-mode rules then)
             op = custom_jvp(call)
-            op.defjvp(lambda primals, tangents: prim.jvp(tuple(primals), tuple(tangents)))
+            op.defjvp(lambda primals, tangents: prim._forward(tuple(primals), tuple(tangents)))
             return op(*args)
 
         def fwd(*args):
-            return prim.vjp_fwd(tu.tree_map(lambda _: True, args), *args)
+            split = tu.tree_map(_split_primal, args, is_leaf=lambda a: isinstance(a, CustomVJPPrimal))
+            is_pair = lambda a: type(a) is tuple and len(a) == 2 and type(a[1]) is bool  # noqa: E731
+            values = tu.tree_map(lambda p: p[0], split, is_leaf=is_pair)
+            nzs = tu.tree_map(lambda p: p[1], split, is_leaf=is_pair)
+            out, res = prim.vjp_fwd(nzs, *values)
+            return out, (res, nzs)
 
-        def bwd(res, ct):
-            if type(prim).vjp_bwd is VJPHiPrimitive.vjp_bwd:
+        def bwd(res_nzs, ct):
+            res, nzs = res_nzs
+            ct = tu.tree_map(  # (a rule of a VJPHiPrimitive sees arrays)
+                lambda c: c.instantiate() if isinstance(c, SymbolicZero) else c,
+                ct,
+                is_leaf=lambda c: isinstance(c, SymbolicZero),
+            )
+            if kind.vjp_bwd is VJPHiPrimitive.vjp_bwd:
                 return tuple(prim.vjp_bwd_retval(res, ct))
-            accums = [tu.tree_map(lambda _: _Accum(), a) for a in args]
+            accums = [tu.tree_map(lambda nz: _Accum() if nz else _NullAccum(), n) for n in nzs]
             prim.vjp_bwd(res, ct, *accums)
             return tuple(
                 tu.tree_map(
@@ -272,8 +303,24 @@ class VJPHiPrimitive:
             )
 
         op = custom_vjp(call)
-        op.defvjp(fwd, bwd)
+        op.defvjp(fwd, bwd, symbolic_zeros=True)
         return op(*args)
+
+    def _forward(self, primals: tuple, tangents: tuple):
+        if type(self).jvp is not VJPHiPrimitive.jvp:
+            return self.jvp(primals, tangents)
+        out, res = self.lin(tuple(True for _ in primals), *primals)
+        return out, self.linearized(res, *tangents)
+
+    def lin(self, nzs_in, *primals):
+        raise NotImplementedError(
+            f"for linearize support, subclass {type(self)} must implement `lin` and `linearized`"
+        )
+
+    def linearized(self, residuals, *tangents):
+        raise NotImplementedError(
+            f"for linearize support, subclass {type(self)} must implement `lin` and `linearized`"
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}[{self.params}]"

@@ -347,3 +347,58 @@ def test_a_custom_vjp_bwd_writing_a_box_under_grad_of_jit_as_jax():
         grad = lib.grad(lib.jit(lambda x, foo=foo: 2.0 * foo(2.0 * x)))(np.float32(1.0))
         seen[lib] = (float(grad), float(box.get()["g"] if lib is funcgrad else box.get()))
     assert seen[funcgrad] == seen[jax] == (4.0, 2.0)
+
+
+def test_vjp_hi_primitive_perturbation_flags_and_linearize_rule_as_jax():
+    # hijax_test test_symbolic_zeros / test_linearize_rule: vjp_fwd gets which inputs are
+    # differentiated (nzs_in), vjp_bwd a dropping accumulator for the others; lin/linearized are a
+    # forward-mode rule (linearize, grad through it).
+    jax = pytest.importorskip("jax")
+    from jax.experimental import hijax as jhijax
+
+    seen = {}
+    for lib, hx in ((funcgrad, hijax), (jax, jhijax)):
+        flags = []
+
+        class Mul(hx.VJPHiPrimitive):
+            def __init__(self, aval, flags=flags):
+                self.in_avals, self.out_aval, self.params, self.flags = (aval, aval), aval, {}, flags
+                super().__init__()
+
+            def expand(self, x, y):
+                return x * y
+
+            def vjp_fwd(self, nzs_in, x, y):
+                self.flags.append(tuple(bool(n) for n in nzs_in))
+                return self(x, y), (x, y)
+
+            def vjp_bwd(self, res, g, x_acc, y_acc):
+                x, y = res
+                x_acc.accum(g * y)
+                y_acc.accum(x * g)
+
+        class Cube(hx.VJPHiPrimitive):
+            def __init__(self, aval):
+                self.in_avals, self.out_aval, self.params = (aval,), aval, {}
+                super().__init__()
+
+            def expand(self, x):
+                return x**3
+
+            def lin(self, nzs_in, x):
+                return self(x), x
+
+            def linearized(self, x, t):
+                return 3.0 * x * x * t
+
+        mul = lambda x, y, lib=lib, Mul=Mul: Mul(lib.typeof(x))(x, y)  # noqa: E731
+        cube = lambda x, lib=lib, Cube=Cube: Cube(lib.typeof(x))(x)  # noqa: E731
+        x, y = np.float32(2.0), np.float32(3.0)
+        seen[lib] = [
+            float(lib.grad(mul)(x, y)),
+            float(lib.grad(mul, 1)(x, y)),
+            list(flags),
+            float(lib.linearize(cube, x)[1](np.float32(1.0))),
+            float(lib.jit(cube)(x)),
+        ]
+    assert seen[funcgrad] == seen[jax]

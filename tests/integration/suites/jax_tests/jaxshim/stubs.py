@@ -222,7 +222,7 @@ def install() -> None:
     import funcgrad.stages
     import funcgrad.tree_util
     from funcgrad import _effects
-    from funcgrad.experimental import multihost_utils
+    from funcgrad.experimental import hijax, multihost_utils
     from funcgrad.kernel import monitoring as _kernel_monitoring
     from funcgrad.random import _core as _random_core
     from funcgrad.random import _impls, _keys
@@ -268,7 +268,11 @@ def install() -> None:
         "jax._src.interpreters.mlir": vars(funcgrad.interpreters.mlir),
         "jax._src.interpreters.pxla": vars(funcgrad.interpreters.pxla),
         "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
-        "jax._src.interpreters.ad": vars(funcgrad.interpreters.ad),
+        "jax._src.interpreters.ad": {  # (with VJPHiPrimitive's accumulators, JAX's internal classes)
+            **vars(funcgrad.interpreters.ad),
+            "GradAccum": hijax._Accum,
+            "NullAccum": hijax._NullAccum,
+        },
         "jax._src.ad_checkpoint": {  # (JAX's module also holds the policies by name)
             **vars(funcgrad.checkpoint_policies),
             **vars(funcgrad.ad_checkpoint),
