@@ -2,7 +2,7 @@
 ``jax.debug_nans``, ``jax.numpy_rank_promotion``, ...).
 
 Layer: surface. Imports ``funcgrad._config_flags`` (the flags: each one's default, validation and
-what applies it), funcgrad.jitting, funcgrad._disable_jit, funcgrad._transfer_guard and
+what applies it), funcgrad._jit_route (jit's flags), funcgrad._disable_jit, funcgrad._transfer_guard and
 funcgrad.numpy (``_core``, ``_dtypes``: the thread-local contexts hand their values to them) and
 the kernel. This module holds ``config`` (reading and setting the flags) and the context managers.
 
@@ -123,7 +123,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from funcgrad import _disable_jit, _transfer_guard, jitting, kernel
+from funcgrad import _disable_jit, _jit_route, _transfer_guard, kernel
 from funcgrad._config_flags import _FLAGS, _Flag, set_flag
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
@@ -293,7 +293,7 @@ def _route_modes() -> None:
     if _numpy_core.matmul_precision_set[0] != precision:
         _numpy_core.matmul_precision_set[0] = precision
         _numpy_core._templates_follow_flags()
-    jitting.set_jit_flags(
+    _jit_route.set_jit_flags(
         modes=_dt.thread_modes()
         or _numpy_dtypes.thread_flags()
         or _FLAGS["jax_numpy_dtype_promotion"].value != "standard"

@@ -4,7 +4,7 @@ them set (``jax_threefry_partitionable``, ``jax_default_prng_impl``, ``jax_rando
 What each flag does is said in ``funcgrad._config``'s docstring, which holds ``config`` and the
 context managers.
 
-Layer: surface, below ``funcgrad._config``. Imports funcgrad.jitting, funcgrad._disable_jit,
+Layer: surface, below ``funcgrad._config``. Imports funcgrad._jit_route (jit's flags), funcgrad._disable_jit,
 funcgrad._transfer_guard, funcgrad.debug, funcgrad.numpy (``_core``, ``_dtypes``, ``indexing``),
 funcgrad._user_contexts, the kernel, xla_bridge and funcgrad.primitives._eager_memory -- the
 modules that own the behaviour each flag switches (they keep their own state; this module
@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import _disable_jit, _transfer_guard, debug, jitting, xla_bridge
+from funcgrad import _disable_jit, _jit_route, _transfer_guard, debug, xla_bridge
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
@@ -222,7 +222,7 @@ def _default_device_check(v):
 
 
 def _jit_flag(name, key):
-    return _Flag(name, False, _bool(name), lambda v: jitting.set_jit_flags(**{key: v}))
+    return _Flag(name, False, _bool(name), lambda v: _jit_route.set_jit_flags(**{key: v}))
 
 
 def _set_x64(on: bool) -> None:
@@ -234,7 +234,7 @@ def _set_x64(on: bool) -> None:
         return
     _dt.set_x64(on)
     _caches.clear_all()
-    jitting.set_jit_flags(x32=not on)
+    _jit_route.set_jit_flags(x32=not on)
 
 
 def _set_disable_most_optimizations(on: bool) -> None:
@@ -250,7 +250,7 @@ def _set_transfer_guard(direction: str, level: str | None) -> None:
     # staged route (which asks the guard about their arguments) while host-to-device or
     # device-to-device transfers are guarded.
     _transfer_guard.set_level(direction, level)
-    jitting.set_jit_flags(
+    _jit_route.set_jit_flags(
         transfer_guard=_transfer_guard.guarding("host_to_device")
         or _transfer_guard.guarding("device_to_device")
     )

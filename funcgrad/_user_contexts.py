@@ -2,7 +2,7 @@
 values that are part of every ``jit`` trace cache key.
 
 Layer: surface, below ``jitting``, ``_config`` and ``_meshes`` (which hold contexts: the mesh
-``set_mesh`` sets is one). Imports only the standard library: ``jitting`` installs
+``set_mesh`` sets is one). Imports only the standard library: ``_jit_route`` installs
 ``changed_hook`` when it is imported, so that a context moved away from its default sends jitted
 calls to the staged route (NOTE: [user contexts]).
 """
@@ -16,11 +16,11 @@ from collections.abc import Callable
 # ``make_user_context``'s contexts: their current values are part of every trace cache key, so a
 # function traced under one value is traced again under another (JAX keys its jit cache on them).
 # The native route's key knows nothing of them: while any context is away from its default (the
-# ``user_context`` jit flag, set through ``changed_hook`` by ``funcgrad.jitting``), calls take the
+# ``user_context`` jit flag, set through ``changed_hook`` by ``funcgrad._jit_route``), calls take the
 # staged route, whose key holds them, and the native cache, filled under the defaults, is not
 # consulted.
 user_contexts: list = []
-changed_hook: Callable[[bool], None] | None = None  # jitting's: told whether any context is away
+changed_hook: Callable[[bool], None] | None = None  # _jit_route's: told whether any context is away
 
 _UNSET = object()
 

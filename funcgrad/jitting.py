@@ -1,7 +1,8 @@
 """``jit``: stage a function to a jaxpr once per input signature and run it compiled by XLA.
 
 Layer: surface. Imports the kernel (tracing, pytrees), ``xla_bridge`` (``dispatch`` and the
-package's lazy public functions), ``ref``, the sharding modules, ``_aot`` and ``_trace_key``. The
+package's lazy public functions), ``ref``, the sharding modules, ``_aot``, ``_trace_key`` and
+``_jit_route`` (the flags and the redirect rows of the call route, NOTE: [jit flags]). The
 module is named ``jitting`` so that ``funcgrad.jit`` is always the function (a submodule named
 ``jit`` would rebind the package attribute when imported).
 
@@ -35,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import _disable_jit, _transfer_guard, _user_contexts, xla_bridge
+from funcgrad import xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
 from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import (
@@ -46,6 +47,7 @@ from funcgrad._api_util import (
     is_abstract,
     no_jax_array,
 )
+from funcgrad._jit_route import _jit_flags  # NOTE: [jit flags]
 from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._ref_errors import refuse_returned_refs
 from funcgrad._ref_scopes import HITYPES, is_stateful_arg, lower_hi_values, trace_stateful
@@ -68,7 +70,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import jaxprs_in_params, typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
-from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
+from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged
 
 __all__ = [
     "ArgInfo",
@@ -119,95 +121,12 @@ class CacheInfo:
         return f"CacheInfo(hits={self.hits}, misses={self.misses}, currsize={self.currsize})"
 
 
-# NOTE: [jit flags]
-# funcgrad.config's jit-related flags live here (``set_jit_flags``): ``log_compiles`` and
-# ``explain_cache_misses`` log (logger "funcgrad") on every trace (each trace compiles a program),
-# ``enable_checks`` type-checks every traced jaxpr, ``no_tracing`` refuses to trace. ``disable_jit``
-# (``funcgrad._disable_jit``'s, followed here: NOTE: [disable_jit]) and ``no_execution`` set the
-# route table's redirect row while they are set (the bridge's
-# ``set_call_redirect``, NOTE: [jitted call route]) -- calling the Python function, or refusing --
-# which every call reads once (a dict lookup, in C on the hot path); nothing is swapped on a class.
-_jit_flags = {
-    "log_compiles": False,
-    "explain_cache_misses": False,
-    "enable_checks": False,
-    "no_tracing": False,
-    "no_execution": False,
-    "user_context": False,
-    "x32": False,
-    "modes": False,
-    "transfer_guard": False,
-}
 _logger = logging.getLogger("funcgrad")
-
-
-def set_jit_flags(**flags) -> None:
-    """Set jit flags (called by ``funcgrad.config``, NOTE: [jit flags])."""
-    unknown = set(flags) - set(_jit_flags)
-    if unknown:
-        raise TypeError(f"set_jit_flags: unknown flags {sorted(unknown)}")
-    _jit_flags.update({k: bool(v) for k, v in flags.items()})
-    if _jit_flags["no_execution"]:
-        set_call_redirect(_refuse_execution)
-    elif _disable_jit.threads_inside():  # (a thread's own disable_jit: each call asks its thread)
-        set_call_redirect(_call_per_thread)
-    elif _disable_jit.process_wide():
-        set_call_redirect(_call_python)
-    elif (
-        _jit_flags["user_context"] or _jit_flags["x32"] or _jit_flags["modes"] or _jit_flags["transfer_guard"]
-    ):
-        set_call_redirect(_call_staged)
-    else:
-        set_call_redirect(None)
-
-
-def _user_contexts_moved(away: bool) -> None:
-    set_jit_flags(user_context=away)
-
-
-# NOTE: [user contexts]: a context moved before this module was imported is taken up now.
-_user_contexts.changed_hook = _user_contexts_moved
-_user_contexts_moved(_user_contexts.contexts_away())
-_disable_jit.follow(set_jit_flags)  # NOTE: [disable_jit]
 
 
 # Where the functions whose first trace was explained were defined (``jax_explain_cache_misses``: a
 # function defined again on the same line each call, a lambda in a loop, never hits the cache).
 _first_traced_at: set[str] = register_cache("jit.first_traced_at", set())  # NOTE: [caches have an owner]
-
-
-def _call_staged(self, args, kwargs):
-    """A user context, 32-bit mode, a thread's own mode or a transfer guard is set: the staged
-    route, whose trace cache key holds the context's value; a guard is asked about the arguments
-    first (NOTE: [transfer guard]: a host argument of an eager call is an implicit host-to-device
-    transfer)."""
-    if _jit_flags["transfer_guard"] and type(core.current_trace()) is core.EvalTrace:
-        _, _, dyn, dyn_kw = self._split(args, kwargs, check=False)
-        _transfer_guard.jit_arguments(tu.tree_leaves((dyn, dyn_kw)), self._device)
-    return self._call(args, kwargs)
-
-
-def _call_python(self, args, kwargs):
-    """``disable_jit``: run the function's Python, op by op (as JAX does)."""
-    return self._fun(*args, **kwargs)
-
-
-def _call_per_thread(self, args, kwargs):
-    """Some thread has its own ``disable_jit``: this call follows its own thread's."""
-    if _disable_jit.jit_disabled():
-        return self._fun(*args, **kwargs)
-    return _call_staged(self, args, kwargs)
-
-
-def _refuse_execution(self, args, kwargs):
-    raise RuntimeError(
-        f"jit({self._name}) was called while no_execution is set (jax_no_execution): compiled "
-        "programs may not run. Leave the no_execution() context, or use eval_shape/lower to inspect it."
-    )
-
-
-if not _dt.x64_enabled:  # JAX_ENABLE_X64=0 at import (NOTE: [x64 mode]): the staged route from the start
-    set_jit_flags(x32=True)
 
 
 def _validate_argnames(sig: inspect.Signature, argnames, what: str) -> None:
