@@ -9,11 +9,11 @@ Python) and ``_config`` (which sets it). Imports only the kernel's ``thread_mode
 # The setting is owned here and set only by the config route (``funcgrad._config``:
 # ``config.update("jax_disable_jit", ...)`` sets the process-wide value, ``with disable_jit():``
 # the calling thread's own, as JAX's is thread-local); every reader asks ``jit_disabled()``.
-# ``funcgrad._jit_route`` follows it on jit's route table (a set process-wide value redirects every jitted call
-# to its Python; while any thread has its own value, each call asks its thread): it passes
-# ``follow`` the function that re-reads the setting, which runs after each change, under the
-# thread override's lock for a thread's (NOTE: [per-thread overrides cost nothing while no thread
-# has one]).
+# ``funcgrad._jit_route`` follows it on jit's route table (a set process-wide value redirects
+# every jitted call to its Python; while any thread has its own value, each call asks its thread):
+# it passes ``follow`` the function that re-reads the setting, which runs after each change, under
+# the thread override's lock for a thread's (NOTE: [per-thread overrides cost nothing while no
+# thread has one]).
 
 >>> jit_disabled()
 False
