@@ -98,9 +98,6 @@ def checked_impl(abstract_eval: Callable, impl: Callable) -> Callable:
     return run
 
 
-_HALF = (np.dtype(np.float16), _dt.bfloat16)
-
-
 def half_floats_compiled(*primitives) -> None:
     """Make each primitive's eager host step (NOTE: [one eager step]) run compiled for float16 and
     bfloat16 operands, as JAX computes them: XLA expands these operations (asin, logistic, a
@@ -111,7 +108,9 @@ def half_floats_compiled(*primitives) -> None:
         impl = p.impl
 
         def step(*args, _p=p, _impl=impl, **params):
-            if hooks.eager_compiled is not None and any(getattr(a, "dtype", None) in _HALF for a in args):
+            if hooks.eager_compiled is not None and any(
+                getattr(a, "dtype", None) in _dt.HALF_FLOATS for a in args
+            ):
                 out = hooks.eager_compiled(_p, list(args), params)
                 return [o._numpy() for o in out] if _p.multiple_results else out._numpy()
             return _impl(*args, **params)

@@ -58,6 +58,10 @@ except ImportError:  # pragma: no cover - exercised only without ml_dtypes
     ml_dtypes = None
     bfloat16 = None
 
+# The half-precision floats: what jax.numpy reduces in float32, and XLA computes in rounded steps of
+# the half type that NumPy's loops do not reproduce (funcgrad.numpy, primitives._rules).
+HALF_FLOATS = (np.dtype(np.float16), bfloat16)
+
 
 def _narrow_kinds() -> dict:
     # ml_dtypes' types (bfloat16, the 8/6/4-bit floats, int4, uint2, ...) have NumPy kind "V" (all

@@ -42,9 +42,6 @@ from funcgrad.primitives.implicit import custom_linear_solve_p
 T, H, matmul, tril, triu, diagonal = mx.T, mx.H, mx.matmul, mx.tril, mx.triu, mx.diagonal
 
 
-_HALF = (np.dtype(np.float16), _dt.bfloat16)
-
-
 class UnsupportedDtypeError(TypeError, NotImplementedError):
     """A dtype LAPACK has no routine for: a TypeError (funcgrad's kind for a wrong dtype) and the
     NotImplementedError JAX raises for it ("Unsupported dtype float16"), so either is caught."""
@@ -58,7 +55,7 @@ def inexact(x, name: str, arg: str = "a", *, half: bool = False):
     dtype = x.dtype
     if dtype.kind in "biu":
         return ew.convert_element_type(x, _dt.inexact_of(dtype))
-    if dtype not in mx.LAPACK_DTYPES and not (half and dtype in _HALF):
+    if dtype not in mx.LAPACK_DTYPES and not (half and dtype in _dt.HALF_FLOATS):
         raise UnsupportedDtypeError(
             f"{name}: {arg} has dtype {dtype.name}, which LAPACK does not support (Unsupported dtype "
             f"{dtype.name}); use float32, float64, complex64 or complex128 (e.g. {arg}.astype('float32'))"
@@ -312,7 +309,7 @@ def slogdet(a, name: str = "slogdet", method: str = "lu"):
     if a.shape[-1] == 0:
         rdt = mx.real_dtype(a.dtype)
         return asarray(np.ones(a.shape[:-2], a.dtype)), asarray(np.zeros(a.shape[:-2], rdt))
-    if a.dtype in _HALF:
+    if a.dtype in _dt.HALF_FLOATS:
         # 16-bit floats, which LAPACK lacks: JAX's closed form up to 2x2, computed in the dtype
         if a.shape[-1] > 2 or method == "qr":
             inexact(a, name)  # (the error naming the dtype and the fix)

@@ -106,10 +106,7 @@ def _computation_dtype(dtype, requested=None) -> np.dtype:
     # (NumPy would round every partial sum of a float16 reduction) -- unless a dtype was asked for:
     # jnp.sum/prod/mean(x, dtype=float16) accumulate in float16 (upcast_f16_for_computation=(dtype
     # is None)).
-    return np.dtype(np.float32) if dtype in _HALF and requested is None else dtype
-
-
-_HALF = (np.dtype(np.float16), _dt.bfloat16)
+    return np.dtype(np.float32) if dtype in _dt.HALF_FLOATS and requested is None else dtype
 
 
 def _round_to(res, dtype):
