@@ -469,7 +469,11 @@ def _minmax(name, impl):
 
 max_p = _minmax("max", np.maximum)
 min_p = _minmax("min", np.minimum)
-nextafter_p = naryop("nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False)
+# (kept_when_dead: JAX removes nothing while tracing, so jvp of a jit or checkpoint holding an
+# unused nextafter of a differentiated value refuses, as JAX's; the fuzzer's leftovers)
+nextafter_p = naryop(
+    "nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False, kept_when_dead=True
+)
 
 
 def _nextafter_jvp(primals, tangents):

@@ -244,3 +244,16 @@ def test_at_update_of_an_empty_slice_skips_the_update_as_jax():
         got, want = fnp.asarray(x).at[idx].set(y), jnp.asarray(x).at[idx].set(y)
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_unused_nextafter_of_a_differentiated_value_refuses_under_jit_and_checkpoint_as_jax():
+    # JAX removes nothing while tracing: jvp/vjp of a jit or checkpoint holding an unused nextafter
+    # of a differentiated value raises its NotImplementedError (funcgrad's tracing dropped the dead
+    # equation and computed; the fuzzer's leftovers); of a constant, it computes
+    jax = pytest.importorskip("jax")
+    x = np.ones(2)
+    for T, np_ in ((jax, jax.numpy), (funcgrad, fnp)):
+        for wrap in (T.jit, T.checkpoint):
+            with pytest.raises(NotImplementedError, match="nextafter"):
+                T.jvp(wrap(lambda v, np_=np_: (np_.nextafter(v, v), v * 2)[1]), (x,), (x,))
+            T.vjp(wrap(lambda v, np_=np_: (np_.nextafter(np_.ones(2), 2.0), v * 2)[1]), x)
