@@ -38,6 +38,7 @@ __all__ = [
     "HashableAttribute",
     "include_dir",
     "is_registered",
+    "layout_text",
     "lower_ffi_call",
     "plain",
     "register_batch_partitionable",
@@ -134,7 +135,12 @@ def plain(value):
     return value.value if isinstance(value, HashableAttribute) else value
 
 
-def _layout(minor_to_major: Sequence[int]) -> str:
+def layout_text(minor_to_major: Sequence[int]) -> str:
+    """A custom call's operand or result layout as MLIR text (minor-to-major ``index`` elements).
+
+    >>> layout_text((1, 0)), layout_text(())
+    ('dense<[1, 0]> : tensor<2xindex>', 'dense<> : tensor<0xindex>')
+    """
     n = len(minor_to_major)
     body = "" if n == 0 else "[" + ", ".join(str(int(d)) for d in minor_to_major) + "]"
     return f"dense<{body}> : tensor<{n}xindex>"
@@ -176,8 +182,8 @@ def lower_ffi_call(
         attrs.append(f"api_version = {int(custom_call_api_version)} : i32")
         attrs.append(f"backend_config = {string_literal(legacy_backend_config or '')}")
     attrs.append(f"has_side_effect = {'true' if has_side_effect else 'false'}")
-    attrs.append("operand_layouts = [" + ", ".join(_layout(lay) for lay in input_layouts) + "]")
-    attrs.append("result_layouts = [" + ", ".join(_layout(lay) for lay in output_layouts) + "]")
+    attrs.append("operand_layouts = [" + ", ".join(layout_text(lay) for lay in input_layouts) + "]")
+    attrs.append("result_layouts = [" + ", ".join(layout_text(lay) for lay in output_layouts) + "]")
     if input_output_aliases:
         many = len(out_types) > 1
         aliases = ", ".join(

@@ -791,7 +791,7 @@ def ffi_custom_call(
         backend_config=config,
         api_version=ir.IntegerAttr.get(i32, int(api_version)),
         called_computations=ir.ArrayAttr.get([]),
-        operand_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi._layout(lay)) for lay in in_layouts]),
-        result_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi._layout(lay)) for lay in out_layouts]),
+        operand_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi.layout_text(lay)) for lay in in_layouts]),
+        result_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi.layout_text(lay)) for lay in out_layouts]),
         output_operand_aliases=ir.ArrayAttr.get(aliases),
     )
