@@ -128,13 +128,12 @@ def _dim(d, fn: str, which: str):
 
 
 def _extremum(d1, d2, fn: str):
-    # (a size traced by a symbolic export carries its expression: the result carries max(...))
-    e1, e2 = getattr(d1, "expr", None), getattr(d2, "expr", None)
-    if e1 is not None or e2 is not None:
-        sized = d1 if e1 is not None else d2
-        value = _extremum(int(d1), int(d2), fn)
-        expr = _extremum(d1 if e1 is None else e1, d2 if e2 is None else e2, fn)
-        return type(sized)(value, expr) if hasattr(expr, "rmax") else value
+    # (a size traced by a symbolic export computes it with its expression: max(b - 5, 0))
+    op = "max" if fn == "max_dim" else "min"
+    if hasattr(d1, "extremum"):
+        return d1.extremum(d2, op)
+    if hasattr(d2, "extremum"):
+        return d2.extremum(d1, op, reverse=True)
     d1, d2 = _dim(d1, fn, "d1"), _dim(d2, fn, "d2")
     if hasattr(d1, "rmax"):
         return d1.max(d2) if fn == "max_dim" else d1.min(d2)

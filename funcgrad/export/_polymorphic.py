@@ -48,6 +48,7 @@ from funcgrad.export._shape_poly import (
     DimExpr,
     InconclusiveDimensionOperation,
     UnexpectedDimVar,
+    _extremum,
     _geq_decision,
     _parse_dim,
     is_symbolic_dim,
@@ -109,6 +110,16 @@ class SymbolicSize(int):
         if _tracing[0] and isinstance(expr, DimExpr):  # (a candidate result dimension)
             _computed.append(expr)
         return self
+
+    def extremum(self, other, op: str, reverse: bool = False):
+        """``max``/``min`` (``op``) of this size and ``other`` (written first when ``reverse``),
+        as ``core.max_dim``: carrying ``max(e1, e2)`` while a symbolic export traces."""
+        value = max(int(self), int(other)) if op == "max" else min(int(self), int(other))
+        o = _expr(other)
+        if not _tracing[0] or o is None:
+            return value
+        e = _extremum(o, self.expr, op) if reverse else _extremum(self.expr, o, op)
+        return SymbolicSize(value, e) if isinstance(e, DimExpr) else value
 
     def _symbolic(self, other, order: bool = True) -> bool:
         # The user's comparisons always; the library's orderings between two traced sizes only.

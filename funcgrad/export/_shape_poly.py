@@ -384,11 +384,13 @@ def _extremum(e1, e2, op: str):
     """JAX's ``max``/``min`` of two dimensions (``e1`` first in the written operation): the larger
     (smaller) one where ``e1 - e2`` has a known sign, else the operation."""
     e = e1 if isinstance(e1, DimExpr) else e2
-    d = e1 - e2
-    lo, hi = _bounds(d)
-    if lo >= 0 or (not isinstance(d, DimExpr) and d >= 0):
+
+    def nonneg(d):
+        return d._nonneg(0) if isinstance(d, DimExpr) else d >= 0
+
+    if nonneg(e1 - e2):
         return e1 if op == "max" else e2
-    if hi <= 0:
+    if nonneg(e2 - e1):
         return e2 if op == "max" else e1
     return _atom(op, (e1, e2), e.scope)
 
@@ -479,7 +481,8 @@ def _nonneg_with_operations(d, depth: int) -> bool | None:
 def _atom(op: str, args: tuple, scope) -> DimExpr | int:
     if all(not isinstance(a, DimExpr) for a in args):
         return _OPS[op](*args)
-    name = f"{op}({', '.join(str(a) for a in args)})"
+    # (JAX's operands are expressions: a negative constant prints as "- 1")
+    name = f"{op}({', '.join(str(a) if isinstance(a, DimExpr) or a >= 0 else f'- {-a}' for a in args)})"
     _ATOMS.setdefault(name, (op, args))
     return DimExpr({(name,): 1}, scope)
 

@@ -521,20 +521,28 @@ def _note_symbolic_slice(s: slice, n) -> None:
     result dimension such as ``floordiv(max(0, b - 2), 2)``; the traced sizes record it."""
     if not any(hasattr(v, "expr") for v in (s.start, s.stop, s.step, n)):
         return
-    from funcgrad.core import max_dim, min_dim  # (surface helpers of symbolic sizes)
-
     step = 1 if s.step is None else s.step
     up = step > 0
 
     def clamp(i):
         if i >= 0:
-            return min_dim(n, i) if up else min_dim(n - 1, i)
-        return max_dim(0, n + i) if up else max_dim(-1, n + i)
+            return _traced_size(n if up else n - 1, i, "min")
+        return _traced_size(0 if up else -1, n + i, "max")
 
     start = (0 if up else n - 1) if s.start is None else clamp(s.start)
     stop = (n if up else -1) if s.stop is None else clamp(s.stop)
     gap = step if up else -step
-    max_dim(0, (stop - start if up else start - stop) + gap - 1) // gap
+    _traced_size(0, (stop - start if up else start - stop) + gap - 1, "max") // gap
+
+
+def _traced_size(a, b, op: str):
+    """``max``/``min`` of two sizes, one of them maybe a traced size that computes it with its
+    expression (``SymbolicSize.extremum``)."""
+    if hasattr(a, "extremum"):
+        return a.extremum(b, op)
+    if hasattr(b, "extremum"):
+        return b.extremum(a, op, reverse=True)
+    return max(a, b) if op == "max" else min(a, b)
 
 
 def _apply_slice(y, s: slice, dim: int):
