@@ -16,7 +16,7 @@ the step number); the update rules are JAX's.
 >>> for i in range(3):
 ...     state = update(i, funcgrad.grad(loss)(get_params(state)), state)
 >>> get_params(state)["w"].round(3).tolist()
-[0.702, -1.701]
+[0.7020000000000001, -1.701]
 """
 
 from __future__ import annotations

