@@ -420,11 +420,15 @@ def _apply_primitive(prim, *args, **params):
     return funcgrad.jit(lambda *xs: prim.bind(*xs, **params))(*args)
 
 
-def _stacked_onto(devices, name, stacked):
-    """``stacked`` (leading axis one entry per device) laid out one entry per device, as JAX's
-    stacking puts return it (a NamedSharding over a one-axis mesh of ``devices``)."""
+def _stacked_onto(devices, name, xs):
+    """The arrays ``xs`` stacked, entry ``i`` on ``devices[i]`` where it is put (JAX's
+    ``batched_device_put``: an array already there is not moved), as one Array with a
+    NamedSharding over a one-axis mesh of ``devices``."""
     mesh = funcgrad.sharding.Mesh(np.array(devices), (name,))
-    return funcgrad.device_put(stacked, funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.P(name)))
+    sharding = funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.P(name))
+    shards = [funcgrad.device_put(funcgrad.numpy.expand_dims(x, 0), d) for x, d in zip(xs, devices)]
+    shape = (len(devices), *np.shape(xs[0]))
+    return funcgrad.make_array_from_single_device_arrays(shape, sharding, shards)
 
 
 def _device_put_sharded(shards, devices):
@@ -444,7 +448,7 @@ def _device_put_sharded(shards, devices):
                     "the shards passed to device_put_sharded must have "
                     f"consistent shape and dtype, but got {a1} and {a2}."
                 )
-        return _stacked_onto(devices, "_device_put_sharded", funcgrad.numpy.stack(xs))
+        return _stacked_onto(devices, "_device_put_sharded", xs)
 
     return funcgrad.tree_util.tree_map(put, *shards)
 
@@ -457,7 +461,7 @@ def _device_put_replicated(x, devices):
         raise ValueError("`devices` argument to `device_put_replicated must be a non-empty sequence.")
 
     def put(leaf):
-        return _stacked_onto(devices, "_device_put_replicated", funcgrad.numpy.stack([leaf] * len(devices)))
+        return _stacked_onto(devices, "_device_put_replicated", [leaf] * len(devices))
 
     return funcgrad.tree_util.tree_map(put, x)
 
