@@ -336,21 +336,36 @@ def _leak_message(x: Tracer) -> str:
     return (
         "Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing "
         f"for a reference to an intermediate value with type {np.dtype(aval.dtype).name}"
-        f"[{','.join(map(str, aval.shape))}] wrapped in a {type(x).__name__} to escape the scope of "
+        f"[{','.join(map(str, aval.shape))}] wrapped in a {_jax_tracer_name(x)} to escape the scope of "
         "the transformation.\nJAX transformations require that functions explicitly return their "
-        f"outputs, and disallow saving intermediate values to global state.\n{_made_on_line(x)}"
+        f"outputs, and disallow saving intermediate values to global state.{_made_on_line(x)}\n"
+        "To catch the leak earlier, try setting the environment variable JAX_CHECK_TRACER_LEAKS or "
+        "using the `jax.checking_leaks` context manager.\n"
         f"It is a tracer {x.aval.str_short()} from a "
         f"{type(x._trace).__name__.replace('Trace', '').lower() or 'finished'} transformation that "
         "has already finished (or that belongs to an unrelated transformation). A traced value "
         "escaped its function, most often by being stored in a global, a closure cell, an object "
         "attribute or a list during a grad/vmap/jit call and used afterwards. Return values from "
-        "the transformed function instead of storing them."
+        "the transformed function instead of storing them.\n"
+        "See https://docs.jax.dev/en/latest/errors.html#jax.errors.UnexpectedTracerError"
     )
 
 
+# The kernel's tracers by the names of JAX's that play their part (a jit's staging tracer is JAX's
+# DynamicJaxprTracer, eager grad's recording one its LinearizeTracer, partial evaluation's its
+# JaxprTracer).
+_JAX_TRACER_NAMES = {"StagingTracer": "DynamicJaxprTracer", "RecordingTracer": "LinearizeTracer"}
+_JAX_TRACE_TRACER_NAMES = {"PartialEvalTrace": "JaxprTracer"}
+
+
+def _jax_tracer_name(x: Tracer) -> str:
+    name = _JAX_TRACE_TRACER_NAMES.get(type(x._trace).__name__)
+    return name or _JAX_TRACER_NAMES.get(type(x).__name__, type(x).__name__)
+
+
 def _made_on_line(x: Tracer) -> str:
-    """JAX's line naming where a leaked staged value was made (the user's line of the equation
-    that made it), or nothing when it is not known."""
+    """JAX's lines naming where a leaked staged value was made (the user's line of the equation
+    that made it, the one frame funcgrad keeps of it), or nothing when it is not known."""
     builder = getattr(x._trace, "builder", None)
     var = getattr(x, "_var", None)
     if builder is None or var is None:
@@ -359,7 +374,11 @@ def _made_on_line(x: Tracer) -> str:
     if info is None:
         return ""
     divider = "\n" + "-" * 30 + "\n"
-    return f"{divider}The leaked intermediate value was created on line {info.where()}. {divider}"
+    return (
+        f"{divider}The leaked intermediate value was created on line {info.where()}. {divider}"
+        "When the value was created, the final 5 stack frames (most recent last) excluding "
+        f"JAX-internal frames were:{divider}{info.where()}{divider}"
+    )
 
 
 class EvalTrace(Trace):

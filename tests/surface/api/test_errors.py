@@ -7,6 +7,7 @@ tests/surface/api/test_jit.py, ...)"""
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -250,12 +251,17 @@ def test_a_leaked_tracer_is_refused_where_its_use_would_return_it(leaker):
     import jax
     import jax.numpy as jnp
 
+    heads = []
     for lib, np_ in ((jax, jnp), (funcgrad, fnp)):
         box = []
         _leakers(lib, np_)[leaker](box)
         for use in _SHORTCUTS.values():
-            with pytest.raises(lib.errors.UnexpectedTracerError, match="unexpected tracer"):
+            with pytest.raises(lib.errors.UnexpectedTracerError, match="unexpected tracer") as info:
                 use(np_, lib, box[0])
+        # JAX's first line (the value's type, the tracer named as JAX's) and its hint
+        heads.append(re.sub(r"type \w+\[", "type [", str(info.value).splitlines()[0]))  # (x64 modes)
+        assert "try setting the environment variable JAX_CHECK_TRACER_LEAKS" in str(info.value)
+    assert heads[1] == heads[0]
     # a tracer of a transformation still running is not refused: the same uses inside it
     got = funcgrad.make_jaxpr(lambda x: [use(fnp, funcgrad, x) for use in _SHORTCUTS.values()])(fnp.ones(3))
     assert len(got.out_avals) == len(_SHORTCUTS)
