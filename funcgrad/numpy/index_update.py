@@ -452,9 +452,15 @@ def _apply_counted(operand, counts, func):
     [1.0, 2.0, 4.0]
     """
     operand, counts = asarray(operand), asarray(counts)
+    dtype, weak = operand.dtype, operand.weak_type
 
     def step(i, y):
-        return select(ew.gt_p.bind(counts, i), func(y), y)
+        # (func's value in the operand's type, as the scatter's update region gives it: sin of a
+        # boolean operand is a boolean again, not a float select_n could not join with it)
+        fy = func(y)
+        if core.get_aval(fy).dtype != dtype:
+            fy = ew.convert_element_type(fy, dtype, weak_type=weak)
+        return select(ew.gt_p.bind(counts, i), fy, y)
 
     known = core.concrete_value(counts)
     if known is not None:

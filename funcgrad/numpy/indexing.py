@@ -372,7 +372,14 @@ def getitem(
     """
     refuse_sequence_index(idx)
     x = asarray(x)
-    if fill_value is not None and np.iscomplexobj(fill_value) and not np.iscomplexobj(x):
+    # (JAX converts the fill value only for a gather: an index of newaxis and whole-axis slices
+    # is its static slice, which never reads it -- x.at[None, :].get(mode='fill', fill_value=1j))
+    if (
+        not _selects_everything(idx, x.shape)
+        and fill_value is not None
+        and np.iscomplexobj(fill_value)
+        and not np.iscomplexobj(x)
+    ):
         # (JAX converts the fill value to x's dtype: strongly, which refuses a complex number; to a
         # weak x's, by NumPy's astype, which keeps the real part with NumPy's ComplexWarning)
         if not aval(x).weak_type:
@@ -645,3 +652,24 @@ def _empty_or_fill(y, out_shape, dims):
 
 # NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
 template_public_functions(globals())
+
+
+def _selects_everything(idx, shape) -> bool:
+    """Whether ``idx`` is only newaxis, ``...`` and slices of whole axes (``x[None, :]``).
+
+    >>> _selects_everything((None, slice(None)), (2, 2)), _selects_everything(slice(1, None), (2,))
+    (True, False)
+    """
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    if not all(e is None or e is Ellipsis or isinstance(e, slice) for e in entries):
+        return False
+    sliced = [e for e in entries if isinstance(e, slice)]
+    if Ellipsis in entries:
+        k = entries.index(Ellipsis)
+        before = sum(isinstance(e, slice) for e in entries[:k])
+        dims = list(range(before)) + list(range(len(shape) - (len(sliced) - before), len(shape)))
+    else:
+        dims = list(range(len(sliced)))
+    if len(dims) > len(shape):
+        return False
+    return all(s.indices(shape[d]) == (0, shape[d], 1) for s, d in zip(sliced, dims))

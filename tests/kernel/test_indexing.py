@@ -468,3 +468,32 @@ def test_at_subtract_of_a_boolean_update_as_jax(transform):
         np.testing.assert_array_equal(ours, theirs)
     with pytest.raises(TypeError, match="sub does not accept dtype bool"):
         transform(lambda x: fnp.asarray(x).at[0].subtract(True))(np.array([True, False]))
+
+
+def test_apply_on_booleans_and_fill_values_of_slices_as_jax():
+    # (the sharded-program fuzzer, seed 16004) .at[].apply of a boolean array takes func's value
+    # back to bool, as the scatter's update region does (funcgrad's repeated-index path joined a
+    # float with the bool: select_n's TypeError under jit, a float64 result eagerly; jax's own
+    # lowering fails there, but jit o jacfwd of it computes); a fill value is converted only for a
+    # gather: an index of slices and newaxis is JAX's static slice (fill_value=1j then works)
+    jax = pytest.importorskip("jax")
+    b = np.array([[1.0, np.inf, 2, 3], [0, 1, 2, np.nan]], np.float32)
+
+    def apply(np_):
+        return lambda v: (
+            np_.isfinite(v).at[np.array([[0], [1]])].apply(np_.sin, mode="fill").astype(np.float32)
+        )
+
+    want = jax.jit(jax.jacfwd(apply(jax.numpy)))(b)
+    assert jit(funcgrad.jacfwd(apply(fnp)))(b).shape == want.shape
+    got = jit(lambda v: fnp.isfinite(v).at[np.array([[0], [1]])].apply(fnp.sin, mode="fill"))(b)
+    assert got.dtype == np.bool_ and got.tolist() == np.isfinite(b).tolist()
+    for idx in ((None, slice(None)), (Ellipsis, slice(0, 4)), (slice(1, None),), (0,)):
+        try:
+            want = jax.numpy.asarray(b).at[idx].get(mode="fill", fill_value=1j)
+        except TypeError:
+            with pytest.raises(TypeError, match="not 'complex'"):
+                fnp.asarray(b).at[idx].get(mode="fill", fill_value=1j)
+            continue
+        got = fnp.asarray(b).at[idx].get(mode="fill", fill_value=1j)
+        assert got.dtype == want.dtype and got.shape == want.shape, idx
