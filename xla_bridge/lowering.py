@@ -166,6 +166,17 @@ def lower_jaxpr(
     # so. A program over several devices donates every such input to XLA, as JAX does when the
     # result shardings are left to the partitioner.
     attrs = [""] * len(in_avals)
+
+    def _same_layout(k, j) -> bool:
+        # Over several devices an input is aliased to an output only when both are laid out
+        # alike (the same global type may be split differently: a block of the input is then not
+        # the output's); otherwise it is donated to XLA, which pairs the buffers it can.
+        if spmd is None:
+            return True
+        a = None if arg_shardings is None or k < n_h else arg_shardings[k - n_h]
+        r = None if result_shardings is None else result_shardings[j]
+        return a is not None and a == r
+
     donate = []
     unused = []  # donated inputs no output of one device's program can reuse
     if donated_invars is not None and any(donated_invars):
@@ -176,7 +187,10 @@ def lower_jaxpr(
                 continue
             k = n_h + i
             t = aval_type(in_avals[k])
-            match = next((j for j, ot in enumerate(out_types) if ot == t and j not in claimed), None)
+            match = next(
+                (j for j, ot in enumerate(out_types) if ot == t and j not in claimed and _same_layout(k, j)),
+                None,
+            )
             if match is None:
                 loose.append(k)
             else:

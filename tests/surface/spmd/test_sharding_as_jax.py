@@ -111,6 +111,13 @@ with jax.set_mesh(mesh2):
 named = jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(mesh2, P(None, "x")))
 cases["zeros_like sds"] = [desc(jnp.zeros_like(named)), desc(jnp.full_like(named, 2.0))]
 cases["shard_map no mesh"] = error(lambda: jax.shard_map(lambda a: a, in_specs=P(), out_specs=P())(x8))
+# Donation over several devices: an input is aliased only to an output laid out as it is (a
+# replicated result of the same global type is no place for a split input's blocks)
+s_x, s_r = NamedSharding(mesh2, P("x")), NamedSharding(mesh2, P())
+a1, a2 = jax.device_put(np.ones((2, 5), np.float32), s_x), jax.device_put(np.ones((2, 7), np.float32), s_x)
+wsc = jax.lax.with_sharding_constraint
+outs = jax.jit(lambda p, q: (wsc(p, s_r), p, wsc(q, s_r), q * 2), donate_argnums=1)(a1, a2)
+cases["donation layouts"] = [[desc(o) for o in outs], a1.is_deleted(), a2.is_deleted()]
 """
 
 ORACLE = (
@@ -137,7 +144,7 @@ def results():
                                   "nested shard_map default axis_names",
                                   "vmap axis named as the mesh's", "sds P no mesh", "sds P rank",
                                   "sds P sharding", "sds P lowered", "zeros_like sds",
-                                  "shard_map no mesh"])  # fmt: skip
+                                  "shard_map no mesh", "donation layouts"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
