@@ -62,6 +62,34 @@ def _index_vector_dim(indices, op_name: str) -> int:
     return index_vector_dim
 
 
+def _batching_dims(op, operand, indices, operand_batching_dims, indices_batching_dims, index_vector_dim, gap):
+    """JAX's checks of gather's or scatter's (``op``) batching dimensions: the indices' ones distinct,
+    in range and not the index vector dimension, as many as the operand's, of the same sizes.
+    Returns the operand's batch shape. ``gap``: JAX's texts differ by one space."""
+    name = f"{'start' if op == 'gather' else 'scatter'}_indices_batching_dims"
+    _no_duplicate_dims(indices_batching_dims, op, name)
+    _dims_in_range(indices_batching_dims, indices.ndim, op, name)
+    title = op.capitalize()
+    if index_vector_dim in indices_batching_dims:
+        raise TypeError(
+            f"{title} op cannot have the index vector dimension as a batching dimension; got "
+            f"{indices_batching_dims}."
+        )
+    if len(operand_batching_dims) != len(indices_batching_dims):
+        raise TypeError(
+            f"{title} op requires equal numbers of operand_batching_dims and {name}, "
+            f"got {operand_batching_dims} and{gap}{indices_batching_dims}."
+        )
+    operand_batch_shape = tuple(operand.shape[i] for i in operand_batching_dims)
+    indices_batch_shape = tuple(indices.shape[i] for i in indices_batching_dims)
+    if operand_batch_shape != indices_batch_shape:
+        raise TypeError(
+            f"{title} op requires operand batching dimensions and indices batching dimensions to have the "
+            f"same shape, got {operand_batch_shape} and {indices_batch_shape}."
+        )
+    return operand_batch_shape
+
+
 def check_gather(
     operand,
     indices,
@@ -106,25 +134,9 @@ def check_gather(
     _disjoint_dims(
         start_index_map, operand_batching_dims, "gather", "start_index_map", "operand_batching_dims"
     )
-    _no_duplicate_dims(start_indices_batching_dims, "gather", "start_indices_batching_dims")
-    _dims_in_range(start_indices_batching_dims, indices.ndim, "gather", "start_indices_batching_dims")
-    if index_vector_dim in start_indices_batching_dims:
-        raise TypeError(
-            "Gather op cannot have the index vector dimension as a batching dimension; got "
-            f"{start_indices_batching_dims}."
-        )
-    if len(operand_batching_dims) != len(start_indices_batching_dims):
-        raise TypeError(
-            "Gather op requires equal numbers of operand_batching_dims and start_indices_batching_dims, "
-            f"got {operand_batching_dims} and{start_indices_batching_dims}."  # (sic: JAX's text)
-        )
-    operand_batch_shape = tuple(operand.shape[i] for i in operand_batching_dims)
-    indices_batch_shape = tuple(indices.shape[i] for i in start_indices_batching_dims)
-    if operand_batch_shape != indices_batch_shape:
-        raise TypeError(
-            "Gather op requires operand batching dimensions and indices batching dimensions to have the "
-            f"same shape, got {operand_batch_shape} and {indices_batch_shape}."
-        )
+    _batching_dims(
+        "gather", operand, indices, operand_batching_dims, start_indices_batching_dims, index_vector_dim, ""
+    )  # (sic: JAX's gather text has no space before the indices' batching dimensions)
     if operand.ndim != len(slice_sizes):
         raise TypeError(
             "Gather op must have one slice size for every input dimension; got: "
@@ -198,25 +210,15 @@ def check_scatter(
         "scatter_dims_to_operand_dims",
         "operand_batching_dims",
     )
-    _no_duplicate_dims(scatter_indices_batching_dims, "scatter", "scatter_indices_batching_dims")
-    _dims_in_range(scatter_indices_batching_dims, indices.ndim, "scatter", "scatter_indices_batching_dims")
-    if index_vector_dim in scatter_indices_batching_dims:
-        raise TypeError(
-            "Scatter op cannot have the index vector dimension as a batching dimension; got "
-            f"{scatter_indices_batching_dims}."
-        )
-    if len(operand_batching_dims) != len(scatter_indices_batching_dims):
-        raise TypeError(
-            "Scatter op requires equal numbers of operand_batching_dims and scatter_indices_batching_dims, "
-            f"got {operand_batching_dims} and {scatter_indices_batching_dims}."
-        )
-    operand_batch_shape = tuple(operand.shape[i] for i in operand_batching_dims)
-    indices_batch_shape = tuple(indices.shape[i] for i in scatter_indices_batching_dims)
-    if operand_batch_shape != indices_batch_shape:
-        raise TypeError(
-            "Scatter op requires operand batching dimensions and indices batching dimensions to have the "
-            f"same shape, got {operand_batch_shape} and {indices_batch_shape}."
-        )
+    operand_batch_shape = _batching_dims(
+        "scatter",
+        operand,
+        indices,
+        operand_batching_dims,
+        scatter_indices_batching_dims,
+        index_vector_dim,
+        " ",
+    )
     in_updates: list = list(range(index_vector_dim))  # (JAX's _get_updates_batching_dims)
     for i in update_window_dims:
         in_updates.insert(i, None)

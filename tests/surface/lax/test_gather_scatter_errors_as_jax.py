@@ -21,6 +21,8 @@ GATHER = {  # dimension numbers, slice sizes
     "collapsed bound": (((4, 5, 6, 7), (1,), (0, 1, 2, 3, 4), (), ()), (10, 9, 8, 7, 6)),
     "slice sizes count": (((4, 5, 6, 7, 8), (), (0, 1, 2, 3, 4), (), ()), (10, 9, 8, 7)),
     "batching dims count": (((4, 5, 6, 7), (), (0, 1, 2, 3), (4,), ()), (10, 9, 8, 7, 1)),
+    "index vector dim batched": (((4, 5, 6, 7, 8), (), (0, 1, 2, 3, 4), (), (4,)), (10, 9, 8, 7, 6)),
+    "indices batching dims repeat": (((4, 5, 6, 7, 8), (), (0, 1, 2, 3, 4), (), (0, 0)), (10, 9, 8, 7, 6)),
 }
 SCATTER = {  # updates shape, dimension numbers
     "update window dims unsorted": (
@@ -34,6 +36,8 @@ SCATTER = {  # updates shape, dimension numbers
         (5, 4, 3, 2, 10, 9, 8, 7, 6),
         ((4, 5, 6, 7, 8), (), (0, 1, 2, 3, 10), (), ()),
     ),
+    "batching dims count": ((5, 4, 3, 2, 10, 9, 8, 7), ((4, 5, 6, 7), (), (0, 1, 2, 3), (4,), ())),
+    "index vector dim batched": ((5, 4, 3, 2, 10, 9, 8, 7), ((4, 5, 6, 7), (), (0, 1, 2, 3), (4,), (4,))),
 }
 
 
