@@ -32,6 +32,7 @@ from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import errors as _errors
 from funcgrad.kernel import tree_util as tu
+from funcgrad.tree_util import _structure_error
 
 __all__ = [
     "DimExpr",
@@ -694,9 +695,10 @@ def symbolic_args_specs(
     else:
         try:
             specs = tu.broadcast_prefix(shapes_specs, args, is_leaf=lambda s: s is None or isinstance(s, str))
-        except ValueError as e:
-            raise ValueError(
-                f"symbolic_args_specs: shapes_specs must be a string or a pytree prefix of the arguments: {e}"
+        except ValueError as e:  # (JAX's words: the key path of the mismatch)
+            leaf = lambda s: s is None or isinstance(s, str)  # noqa: E731
+            raise _structure_error(
+                "export.symbolic_args_specs shapes_specs", shapes_specs, leaf, args, e
             ) from None
     out = []
     for leaf, spec in zip(leaves, specs):

@@ -420,3 +420,18 @@ def test_slices_of_symbolic_bounds_as_jax(case):
     assert str(e.out_avals) == str(ej.out_avals)
     x = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
     np.testing.assert_array_equal(e.call(x), ej.call(x))
+
+
+@pytest.mark.parametrize(
+    "specs", [("b", "b", "b"), {"a": "b"}, ({"a": "b"}, "b")], ids=["long", "dict", "nested"]
+)
+def test_symbolic_args_specs_structure_errors_as_jax(specs):
+    args = (([np.ones(4)] * 2, [np.ones(4)]), {"a": np.ones(4), "b": np.ones(4)})
+
+    def run(exp):
+        try:
+            return str(exp.symbolic_args_specs(args, specs))
+        except ValueError as err:
+            return str(err)
+
+    assert run(export) == run(jexport)
