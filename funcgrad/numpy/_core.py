@@ -185,7 +185,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if dtype is not None:
         dtype = check_user_dtype(dtype, "asarray")
     if isinstance(a, core.Tracer | Array):
-        if type(a) is not Array:
+        if type(a) is not Array and isinstance(a, core.Tracer) and not a._trace.alive:
             core.check_live(a)  # (a leaked tracer: JAX's conversion binds and refuses it)
         if copy and isinstance(a, core.Tracer):
             a = ew.copy_p.bind(a)  # (JAX's jnp.array of a traced value stages a copy)
