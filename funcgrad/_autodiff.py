@@ -45,6 +45,7 @@ from funcgrad._api_util import (
 )
 from funcgrad._control_flow_errors import tree_differences
 from funcgrad._eager_grad import recorded_value_and_grad
+from funcgrad._ref_scopes import lower_hi_values
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -527,7 +528,9 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value
         __tracebackhide__ = True  # noqa: F841 - a boundary's frame (NOTE: [traceback boundaries])
         try:  # a traceback boundary, inline (NOTE: [traceback boundaries])
             nums = normalize_argnums("grad", argnums, len(args))
-            dyn = [args[i] for i in nums]
+            # (an immutable high-level argument is differentiated as its low-level values, its
+            # gradient raised back: hijax_test test_hitypes_as_grad_args)
+            dyn = lower_hi_values([args[i] for i in nums])
             _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
             f = partial_over(fun, args, kwargs, nums)
             with user_transformation(name, fun):

@@ -402,3 +402,31 @@ def test_vjp_hi_primitive_perturbation_flags_and_linearize_rule_as_jax():
             float(lib.jit(cube)(x)),
         ]
     assert seen[funcgrad] == seen[jax]
+
+
+def test_grad_of_an_immutable_high_level_argument_is_raised_from_its_parts():
+    # hijax_test test_hitypes_as_grad_args: grad differentiates the value's low-level parts and
+    # gives its gradient as a value of the type (closed form: d/dp (p.a**2 + 3 p.b) = (2a, 3)).
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    class PairTy(hijax.HiType):
+        def __eq__(self, other):
+            return type(other) is PairTy
+
+        def __hash__(self):
+            return hash(PairTy)
+
+        def lo_ty(self):
+            return [hijax.ShapedArray((), np.float32)] * 2
+
+        def lower_val(self, p):
+            return [p.a, p.b]
+
+        def raise_val(self, a, b):
+            return Pair(a, b)
+
+    hijax.register_hitype(Pair, lambda p: PairTy())
+    g = funcgrad.grad(lambda p, c: p.a**2 + 3.0 * p.b + c)(Pair(np.float32(2.0), np.float32(5.0)), 1.0)
+    assert type(g) is Pair and (float(g.a), float(g.b)) == (4.0, 3.0)
