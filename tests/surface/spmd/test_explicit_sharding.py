@@ -366,6 +366,30 @@ def test_an_explicit_sharding_that_does_not_divide_raises_jaxs_value_error(meshe
     assert ours == theirs and theirs[0] == "ValueError"
 
 
+def test_set_mesh_under_any_transformation_is_refused_as_jax():
+    # (JAX's core.trace_state_clean(): under grad, vmap, jvp, linearize as under jit; funcgrad
+    # refused only under staging. The sharded-program fuzzer, seed 16004: set_mesh in linearize)
+    def refused(lib, np_):
+        m = lib.make_mesh((1,), ("x",))
+
+        def body(v):
+            with lib.set_mesh(m):
+                return v * 2
+
+        out = []
+        for t in (
+            lambda: lib.grad(body)(1.0),
+            lambda: lib.vmap(body)(np_.ones(2)),
+            lambda: lib.linearize(body, 1.0),
+        ):
+            with pytest.raises(ValueError) as info:
+                t()
+            out.append(str(info.value))
+        return out, float(body(1.0))
+
+    assert refused(funcgrad, fnp) == refused(jax, jnp)
+
+
 def test_the_tutorials_mixture_of_modes_matches_jax():
     """JAX's explicit-sharding tutorial, "Using a mixture of sharding modes": auto over one axis,
     explicit over the other, inside a jitted function."""
