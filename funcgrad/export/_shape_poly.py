@@ -540,6 +540,7 @@ def _constraint_exprs(scope) -> list:
     cached = getattr(scope, "_exprs", None)
     if cached is not None:
         return cached
+    scope._exprs = []  # (while the constraints themselves are parsed: max(a, b) decides with none)
     out: list = []
     for c in getattr(scope, "constraints", ()) or ():
         for op in (">=", "<=", "=="):

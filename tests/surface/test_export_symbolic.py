@@ -324,6 +324,8 @@ _SPECS = [
     ("a", None, ("a != 0",)),
     ("a", None, ("a == a + 1",)),
     ("a", None, ("a >= 4", "a <= 64")),
+    ("a, b", None, ("max(a, b) == b",)),  # (funcgrad recursed: max decided with the constraints)
+    ("a, b, max(a, b)", None, ("a >= b",)),
 ]
 
 
