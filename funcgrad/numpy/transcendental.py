@@ -149,9 +149,10 @@ def _scaled_log(name, base, op, c):
     return f
 
 
-# In float64, log(x) / log(2) is within 1 ulp of NumPy's log2 and exact at small powers of 2, but
-# log(x) / log(10) is off by up to 2 ulp (log10(1000.0) gave 2.9999999999999996): log10 multiplies
-# by log10(e) instead, within 1 ulp and exact at the powers of 10 up to 1e14.
+# log2 is JAX's log(x) / log(2), which XLA (and the eager division of an array by a constant, as
+# XLA's) computes as log(x) * (1 / log(2)): jax's log2(8.0) is 2.9999999999999996, and so is ours.
+# log(x) / log(10) is off NumPy's by up to 2 ulp (log10(1000.0) gave 2.9999999999999996): log10
+# multiplies by log10(e) instead, within 1 ulp and exact at the powers of 10 up to 1e14.
 log2 = _scaled_log("log2", 2, ew.div_p, np.log(2))
 log10 = _scaled_log("log10", 10, ew.mul_p, np.log10(np.e))
 

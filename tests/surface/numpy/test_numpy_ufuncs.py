@@ -436,8 +436,18 @@ def test_special_values_under_jit(name):
 
 def test_log10_and_log2_within_one_ulp_of_numpy():
     # log10 was log(x) / log(10): 2 ulp off NumPy, and log10(1000.0) was 2.9999999999999996.
+    # log2 is JAX's log(x) / log(2), which XLA computes as log(x) * (1 / log(2)): jax's
+    # log2(8.0) is 2.9999999999999996, and funcgrad's is jax's (eagerly as under jit).
+    jax = pytest.importorskip("jax")
+    from jax._src import config as jax_config
+
     k = np.arange(15)
-    assert fnp.log10(10.0**k).tolist() == k.tolist() and fnp.log2(2.0**k).tolist() == k.tolist()
+    assert fnp.log10(10.0**k).tolist() == k.tolist()
+    with jax_config.enable_x64(True):
+        want = np.asarray(jax.numpy.log2(2.0**k))
+    assert want.tolist() != k.tolist()  # (the premise: XLA's reciprocal, not the quotient)
+    np.testing.assert_array_equal(np.asarray(fnp.log2(2.0**k)), want)
+    np.testing.assert_array_equal(np.asarray(funcgrad.jit(fnp.log2)(2.0**k)), want)
     x = np.exp(np.random.default_rng(0).uniform(-700, 700, 10_000))
     for ours, theirs in ((fnp.log10, np.log10), (fnp.log2, np.log2)):
         want = theirs(x)
