@@ -294,6 +294,18 @@ def _subnormal_inputs(outcome) -> bool:
     return outcome.mismatch is not None and any(subnormal(np.asarray(x)) for x in outcome.case.inputs)
 
 
+def _jax_complex_spmd_reduction(outcome) -> bool:
+    # XLA's CPU runtime refuses the all-reduce of complex values that jax's partitioned program of
+    # a sharded complex computation holds (seed 16003: grad of a jit with in_shardings over a
+    # complex64 input); the shardings' own program, nothing the program asked for
+    error = outcome.error or ""
+    return (
+        outcome.status == "unraised"
+        and "Unsupported reduction computation" in error
+        and re.search(r": c(64|128)\[", error) is not None
+    )
+
+
 def _jax_symbolic_zero_leak(outcome) -> bool:
     # jax's own internal error: a symbolic Zero tangent reaching a jnp function (seed 13003:
     # jacfwd of a variadic lax.reduce whose integer output has a zero tangent)
@@ -519,6 +531,17 @@ DOCUMENTED: list[Divergence] = [
         "`jacfwd(lambda x: lax.reduce((x, iota), (-inf, 0), argmax_pair, (0,))[1])(x)`: zeros (jax: "
         "TypeError)",
         _jax_symbolic_zero_leak,
+    ),
+    Divergence(
+        "jax-complex-spmd-reduction",
+        "Some programs over complex values run on several devices (a `jit` with `in_shardings`, "
+        "differentiated): jax's partitioned program all-reduces complex values, which XLA's CPU "
+        "runtime refuses.",
+        "jax fails at run time ('UNIMPLEMENTED: Unsupported reduction computation ... c64'), a limit of "
+        "XLA's CPU collectives, not a refusal of the program; funcgrad computes it.",
+        "`grad` of a `jit(f, in_shardings=NamedSharding(mesh, P()))` of a complex64 `x` on 8 CPU "
+        "devices (the sharded-program fuzzer's seed 16003): a value (jax: JaxRuntimeError)",
+        _jax_complex_spmd_reduction,
     ),
     Divergence(
         "jax-internal-float0-product",
