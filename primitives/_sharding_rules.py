@@ -169,14 +169,22 @@ def _squeeze(avals_in, avals_out, *, dimensions, **params):
 
 
 def _concatenate(avals_in, avals_out, *, dimension, **params):
-    (spec,) = broadcasting("concatenate")(avals_in, avals_out)
-    if spec[dimension]:
-        raise ShardingTypeError(
-            f"concatenate along dimension {dimension}, which is sharded over {spec[dimension]}: the "
-            "result's sharding is ambiguous. Reshard the operands so that dimension is whole, or give "
-            "the result's out_sharding."
-        )
-    return [spec]
+    # As JAX's rule, the operands' shardings agree and the result has theirs, along the
+    # concatenated dimension too (the partitioner moves the blocks). JAX asks for equal shardings;
+    # here a dimension one operand leaves unsharded defers to the others' (vmap broadcasts an
+    # unbatched operand without its batch dimension's axis, where JAX's broadcast gives it one).
+    specs = [spec_of(a) for a in avals_in]
+    out = []
+    for d in range(avals_out[0].ndim):
+        named = {s[d] for s in specs if s[d]}
+        if len(named) > 1:
+            shown = ", ".join(_show(s) for s in specs)
+            raise ShardingTypeError(
+                f"All operands should have the same sharding. Got shardings {shown}. Reshard them to one "
+                "sharding first (funcgrad.sharding.reshard)."
+            )
+        out.append(named.pop() if named else ())
+    return [tuple(out)]
 
 
 def _reshape_error(x, new_sizes):

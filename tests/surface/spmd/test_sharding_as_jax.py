@@ -118,6 +118,16 @@ a1, a2 = jax.device_put(np.ones((2, 5), np.float32), s_x), jax.device_put(np.one
 wsc = jax.lax.with_sharding_constraint
 outs = jax.jit(lambda p, q: (wsc(p, s_r), p, wsc(q, s_r), q * 2), donate_argnums=1)(a1, a2)
 cases["donation layouts"] = [[desc(o) for o in outs], a1.is_deleted(), a2.is_deleted()]
+# Sharding in types: concatenate along a sharded dimension keeps the operands' sharding
+explicit = (jax.sharding.AxisType.Explicit,) * 2
+ex = jax.sharding.Mesh(np.asarray(d[:4]).reshape(2, 2), ("x", "y"), axis_types=explicit)
+with jax.set_mesh(ex):
+    c1 = jax.device_put(x8[:4], NamedSharding(ex, P("x", "y")))
+    c2 = jax.device_put(x8[:4, :2], NamedSharding(ex, P("x", "y")))
+    typed = []
+    both = lambda a, b: jnp.concatenate([a, b], 1)  # noqa: E731
+    cat = jax.jit(lambda a, b: typed.append(str(jax.typeof(both(a, b)))) or both(a, b))
+    cases["explicit concatenate"] = [desc(cat(c1, c2)), typed]
 """
 
 ORACLE = (
@@ -144,7 +154,8 @@ def results():
                                   "nested shard_map default axis_names",
                                   "vmap axis named as the mesh's", "sds P no mesh", "sds P rank",
                                   "sds P sharding", "sds P lowered", "zeros_like sds",
-                                  "shard_map no mesh", "donation layouts"])  # fmt: skip
+                                  "shard_map no mesh", "donation layouts",
+                                  "explicit concatenate"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
