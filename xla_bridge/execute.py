@@ -48,7 +48,9 @@ reads itself back).
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 
 import numpy as np
 from funcgrad.xla_bridge.committed import IncompatibleDevices, commit, committed_devices, memory_kind
@@ -80,6 +82,9 @@ __all__ = [
     "runtime",
     "to_buffer",
 ]
+
+# (jit's compile-time lines, under funcgrad.jitting's logger: "Finished XLA compilation of jit(f)")
+_logger = logging.getLogger("funcgrad")
 
 _runtime = None
 
@@ -173,10 +178,19 @@ def compiled(
         return hit  # (the hit of programs.cached, inlined: every staged call asks)
 
     def build():
+        start = time.perf_counter()
         lowered = lower_jaxpr(
             closed, name, donated, platform=rt.normalize_platform(device.platform),
             arg_names=arg_names, result_names=result_names,
         )  # fmt: skip
+        logged = _logger.isEnabledFor(logging.DEBUG)  # (JAX's lines, for a logger set to show them)
+        if logged:
+            _logger.debug(
+                "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",
+                name,
+                time.perf_counter() - start,
+            )
+            start = time.perf_counter()
         exe = rt.compile(
             lowered.text,
             lowered.in_avals,
@@ -186,6 +200,10 @@ def compiled(
             host_callbacks=lowered.host_callbacks,
             compiler_options=compiler_options,
         )
+        if logged:
+            _logger.debug(
+                "Finished XLA compilation of jit(%s) in %.9f sec", name, time.perf_counter() - start
+            )
         const_buffers = [rt.device_put(c, device) for c in lowered.const_args]
         return Compiled(
             closed, exe, const_buffers, lowered.text, lowered.donate_argnums, device,

@@ -93,6 +93,18 @@ def test_logging_flags(caplog):
     text = caplog.text
     assert "Compiling jit(<lambda>) for arguments (f64[3])" in text
     assert "TRACING CACHE MISS of jit(<lambda>)" in text and "(3,)" in text and "(4,)" in text
+    # (JAX's api_test test_jit_compilation_time_logging: at DEBUG, tracing, lowering and XLA's
+    # compilation, each timed)
+    with caplog.at_level(logging.DEBUG, logger="funcgrad"):
+        caplog.clear()
+        f(np.ones(5))
+    text = caplog.text
+    for line in (
+        "Finished tracing",
+        "Compiling jit(<lambda>",
+        "Finished XLA compilation of jit(<lambda>) in",
+    ):
+        assert line in text, text
 
 
 def test_enable_checks_no_tracing_no_execution():
