@@ -166,6 +166,17 @@ class SymbolicSize(int):
     def __mod__(self, other):
         return self._arith(other, "__mod__")
 
+    def __pow__(self, other, modulo=None):
+        if (
+            not _tracing[0]
+            or modulo is not None
+            or not isinstance(other, int | float)
+            or isinstance(other, bool)
+        ):
+            return int.__pow__(self, other, modulo)
+        e = self.expr**other  # (JAX's errors for a negative or non-integer power)
+        return SymbolicSize(int.__pow__(self, int(other)), e) if isinstance(e, DimExpr) else e
+
     def __neg__(self):
         return SymbolicSize(-int(self), -self.expr) if _tracing[0] else -int(self)
 
@@ -362,10 +373,6 @@ def _fit_dim(rows, monomials, envs, sizes, scope):
     return expr
 
 
-def _has_operation(e) -> bool:
-    return any(n in _ATOMS for m in e.terms for n in m)
-
-
 def _gives(expr, envs, sizes) -> bool:
     try:
         return all(expr.evaluate(env) == size for env, size in zip(envs, sizes))
@@ -527,11 +534,14 @@ class SymbolicExport:
         raise AssertionError("unreachable")
 
     def _computed_fit(self, envs, sizes):
-        """An operation (max, min, floordiv, mod) among the expressions the traced sizes took
-        that gives ``sizes`` at ``envs`` (a size that is the same at every sample is a constant)."""
+        """An expression the traced sizes took (an operation: max, min, floordiv, mod; a power
+        above the fitted degree) that gives ``sizes`` at ``envs`` (a size that is the same at
+        every sample is a constant)."""
         if len(set(sizes)) == 1:
             return None
-        return next((e for e in self.computed if _has_operation(e) and _gives(e, envs, sizes)), None)
+        # (operations first: b - 5 is computed on the way to max(b - 5, 0), and fits at b >= 5)
+        ordered = sorted(self.computed, key=lambda e: not any(n in _ATOMS for m in e.terms for n in m))
+        return next((e for e in ordered if _gives(e, envs, sizes)), None)
 
     def _fit_all(self, traces, envs, monomials, last):
         out_leaves, out_tree = traces[0]

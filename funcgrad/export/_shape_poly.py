@@ -288,6 +288,21 @@ class DimExpr:
     def __rmod__(self, other):
         return _atom("mod", (int(other), self), self.scope)
 
+    def __pow__(self, power, modulo=None):
+        """``self ** power`` for a non-negative integer ``power``, as JAX's (its errors otherwise)."""
+        if modulo is not None:
+            raise NotImplementedError("__pow__ modulo not implemented")
+        if power != int(power):
+            raise ValueError(
+                f"Symbolic dimension cannot be raised to non-integer powers: '{self}' ** '{power}'"
+            )
+        if power < 0:
+            raise ValueError(f"Symbolic dimension cannot be raised to negative powers: '{self}' ** '{power}'")
+        out = 1
+        for _ in range(int(power)):
+            out = self * out
+        return out
+
     def __divmod__(self, other):
         return self // other, self % other
 

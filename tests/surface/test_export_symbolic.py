@@ -437,3 +437,15 @@ def test_symbolic_args_specs_structure_errors_as_jax(specs):
             return str(err)
 
     assert run(export) == run(jexport)
+
+
+@pytest.mark.parametrize("power", [3, 0, -2, 1.5])
+def test_powers_of_symbolic_dimensions_as_jax(power):
+    def run(lib, exp):
+        f = lib.jit(lambda x: lib.numpy.ones(x.shape[0] ** power))
+        try:
+            return str(exp.export(f)(lib.ShapeDtypeStruct(exp.symbolic_shape("b"), np.float32)).out_avals)
+        except ValueError as err:
+            return str(err).splitlines()[0]
+
+    assert run(funcgrad, export) == run(jax, jexport)
