@@ -746,7 +746,7 @@ def _shape_str(shape) -> str:
 
 def _callee(exp: Exported, avals) -> ExportedCallee:
     name = exp.fun_name
-    _bind_args(exp, avals)
+    note_computed(exp.out_avals, _bind_args(exp, avals))
     if exp.ordered_effects:
         raise ValueError(
             f"{name} was exported with ordered effects {exp.ordered_effects}: funcgrad cannot call it"

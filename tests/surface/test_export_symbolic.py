@@ -360,6 +360,9 @@ def test_result_dimensions_from_operations_as_jax():
         exps[lib] = (str(e.out_avals), str(e2.out_avals), e)
     assert exps[funcgrad][:2] == exps[jax][:2]
     blob = exps[funcgrad][2].serialize()
+    back = export.deserialize(blob)  # (a deserialized Exported called while exporting: the same)
+    spec_a = funcgrad.ShapeDtypeStruct(export.symbolic_shape("a"), np.float32)
+    assert str(export.export(funcgrad.jit(back.call))(spec_a).out_avals) == exps[jax][1]
     for n in (3, 7):
         x = np.arange(n, dtype=np.float32)
         want = make(jax, jcore)(x).shape
