@@ -298,8 +298,9 @@ kaiming_uniform, kaiming_normal = he_uniform, he_normal
 
 def _random_orthogonal(key, n, m, dtype):
     """An ``n x m`` matrix with orthonormal columns (``n >= m``) or rows, Haar distributed: the Q
-    factor of a Gaussian matrix (JAX's ``random.orthogonal``)."""
-    z = _normal(key, (max(n, m), min(n, m)), np.promote_types(dtype, np.float32))
+    factor of a Gaussian matrix (JAX's ``random.orthogonal``, drawn and factored in ``dtype``: a
+    float16/bfloat16 one is LAPACK's refusal, as JAX's NotImplementedError)."""
+    z = _normal(key, (max(n, m), min(n, m)), dtype)
     q, r = fnp.linalg.qr(z)
     q = fnp.asarray(q * fnp.sign(fnp.diagonal(r))[None, :], dtype)
     return q if n >= m else fnp.swapaxes(q, -1, -2)

@@ -193,8 +193,7 @@ def test_sixteen_bit_weights(dtype):
         I.truncated_normal(),
         I.he_normal(),
         I.glorot_uniform(),
-        I.orthogonal(),
-    ):
+    ):  # (not orthogonal: JAX's refuses a 16-bit dtype, test_orthogonal_of_a_half_float_refuses_as_jax)
         w = init(random.PRNGKey(0), (4, 3), dtype)
         assert w.dtype == dtype and np.all(np.isfinite(np.asarray(w, np.float32)))
 
@@ -222,3 +221,15 @@ def test_sixteen_bit_weights_are_jaxs(dtype, name, args):
     theirs = getattr(J, name)(*args)(jax.random.PRNGKey(7), (5, 4), dtype)
     assert ours.dtype == dtype
     np.testing.assert_array_equal(np.asarray(ours).astype(np.float32), np.asarray(theirs).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["orthogonal", "delta_orthogonal"])
+def test_orthogonal_of_a_half_float_refuses_as_jax(name):
+    # JAX's random.orthogonal draws and factors in the dtype: LAPACK has no float16/bfloat16 QR,
+    # its NotImplementedError (funcgrad drew in float32 and computed; the fuzzer's leftovers)
+    jax = pytest.importorskip("jax")
+    shape = (3, 2) if name == "orthogonal" else (3, 3, 2, 2)
+    for T in (jax, funcgrad):
+        for dtype in (np.float16, jax.numpy.bfloat16):
+            with pytest.raises(NotImplementedError):
+                getattr(T.nn.initializers, name)()(T.random.key(0), shape, dtype)
