@@ -323,6 +323,23 @@ def _jax_float0_product(outcome) -> bool:
     )
 
 
+def _jax_xlogy_of_an_integer(outcome) -> bool:
+    # jax's xlogy/xlog1py are custom_jvp functions of the arguments as given (the promotion inside):
+    # differentiated through one with an integer argument, its rule multiplies the integer's float0
+    # tangent or takes lax.log of the integer (seed 15001: jit(xlogy(2, a)) under value_and_grad);
+    # gumbel_r/gumbel_l call xlogy(-1, scale)
+    error = outcome.error or ""
+    names = _ops(outcome)
+    return (
+        outcome.status == "unraised"
+        and (
+            "Called multiply with a float0 array" in error
+            or re.search(r"log1?p? does not accept dtype (u?int|bool)", error) is not None
+        )
+        and (bool(names & {"special.xlogy", "special.xlog1py"}) or any("gumbel" in n for n in names))
+    )
+
+
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
@@ -552,6 +569,18 @@ DOCUMENTED: list[Divergence] = [
         "`jacrev o value_and_grad o jvp` of `np.logical_not(np.clip(x1, 0.0, 2))` for an int8 `x1` "
         "(the fuzzer's seed 13017): zeros (jax: TypeError)",
         _jax_float0_product,
+    ),
+    Divergence(
+        "jax-xlogy-derivative-through-an-integer",
+        "Derivatives through `scipy.special.xlogy`/`xlog1py` with an integer (or bool) argument, and "
+        "through `stats.gumbel_r`/`gumbel_l` in `scale` (which call `xlogy(-1, scale)`).",
+        "jax's `xlogy` is a `custom_jvp` of its arguments as given, promoted inside: its rule "
+        "multiplies an integer `x`'s float0 tangent ('Called multiply with a float0 array') or takes "
+        "`lax.log` of an integer `y` ('log does not accept dtype int32'), while the same call with "
+        "`2.0` for `2` differentiates; funcgrad promotes first and computes the derivative.",
+        "`grad(lambda a: special.xlogy(2, a))(0.5)`: 4.0 (jax: TypeError); "
+        "`grad(lambda s: stats.gumbel_r.logpdf(1.0, 0.0, s))(2.0)`: -0.4016 (jax: TypeError)",
+        _jax_xlogy_of_an_integer,
     ),
 ]
 
