@@ -368,7 +368,10 @@ def pivots_to_permutation(pivots, permutation_size: int):
     aval = aval_of(pivots)
     batch, k, m = aval.shape[:-1], aval.shape[-1], int(permutation_size)
     if m < k:
-        raise ValueError(f"lu_pivots_to_permutation: permutation_size {m} is smaller than the {k} pivots")
+        raise ValueError(  # (JAX's words)
+            f"Output permutation size {m} has to exceed the trailing dimension of the pivots. Got "
+            f"pivots size {k}"
+        )
     if k == 0 or m == 0 or batch:
         perm0 = st.broadcasted_iota(np.int32, (*batch, m), len(batch))
         if k == 0 or m == 0 or 0 in batch:

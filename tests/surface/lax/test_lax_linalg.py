@@ -220,6 +220,7 @@ def test_qdwh_dynamic_shape_ignores_the_padding_as_jax(jl):
         ("hessenberg", lambda lin, a: lin.hessenberg(a)),
         ("tridiagonal", lambda lin, a: lin.tridiagonal(a)),
         ("triangular_solve", lambda lin, a: lin.triangular_solve(a, a)),
+        ("lu_pivots_to_permutation", lambda lin, a: lin.lu_pivots_to_permutation(np.zeros(4, np.int32), 2)),
     ],
 )
 def test_non_square_matrices_refused_in_jax_words(jl, name, call):
