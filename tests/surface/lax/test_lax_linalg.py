@@ -223,7 +223,7 @@ def test_qdwh_dynamic_shape_ignores_the_padding_as_jax(jl):
         ("lu_pivots_to_permutation", lambda lin, a: lin.lu_pivots_to_permutation(np.zeros(4, np.int32), 2)),
     ],
 )
-def test_non_square_matrices_refused_in_jax_words(jl, name, call):
+def test_shape_errors_of_linalg_in_jax_words(jl, name, call):
     a = np.ones((4, 5))
     with pytest.raises(ValueError) as want:
         call(jl, a)
