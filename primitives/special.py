@@ -44,9 +44,25 @@ def _zeta_dx(t, x, q):
     )
 
 
+def _zeta_impl(x, q):
+    """SciPy's Hurwitz zeta with XLA's answers where q is a non-positive integer (the poles: inf
+    where x is 1 or an even integer, NaN elsewhere; SciPy gives NaN, or inf for x > 1), q is inf,
+    or x is inf with q <= 1 (NaN; x = 1 is inf), as jax.scipy.special.zeta (chlo.zeta) gives them; the
+    compiled lowering is chlo.zeta itself."""
+    out = _scipy("zeta")(x, q)
+    x, q = np.broadcast_arrays(np.asarray(x), np.asarray(q))
+    with np.errstate(invalid="ignore"):
+        pole = (q <= 0) & (q == np.floor(q))
+        even = np.isfinite(x) & (x == np.floor(x)) & (np.fmod(x, 2) == 0)
+        at_pole = np.where((x == 1) | even, np.inf, np.nan)
+        nan = (q == np.inf) | ((x == np.inf) & (q <= 1))
+        out = np.where(x == 1, np.inf, np.where(pole, at_pole, np.where(nan, np.nan, out)))
+    return np.asarray(out).astype(np.result_type(x, q))
+
+
 zeta_p = naryop(
     "zeta",
-    _scipy("zeta"),
+    _zeta_impl,
     _zeta_dx,
     lambda t, x, q: mul(t, mul(zeta_p.bind(add(x, 1), q), neg(x))),
     accepted=_dt.is_float,

@@ -440,3 +440,17 @@ def test_complex_arguments_as_jax(name):
     h = 1e-6
     _, t = funcgrad.jvp(f, (1.5,), (1.0,))
     np.testing.assert_allclose(complex(t), complex(f(1.5 + h) - f(1.5 - h)) / (2 * h), rtol=1e-6)
+
+
+def test_zeta_at_its_poles_is_jaxs_eagerly_as_under_jit():
+    # (the fuzzer's 64-bit run, seed 16006: zeta(x, 0) of an integer x) XLA's chlo.zeta answers
+    # where q is a non-positive integer -- inf for x = 1 or an even integer, NaN elsewhere -- and
+    # NaN for q = inf or x = inf with q <= 1; eagerly funcgrad gave SciPy's answers there
+    jax = pytest.importorskip("jax")
+    xs = np.array([-4, -3, -2.5, 0, 0.5, 1, 1.5, 2, 3, 4, -1e10, np.inf, np.nan])
+    qs = np.array([-3, -2.5, -1, 0, -0.0, 0.5, 1, 2, np.inf, -np.inf])
+    x, q = (a.ravel() for a in np.meshgrid(xs, qs))
+    with jax.enable_x64(True):
+        want = np.asarray(jax.scipy.special.zeta(x, q))
+    for got in (fs.zeta(x, q), funcgrad.jit(fs.zeta)(x, q)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9)
