@@ -70,6 +70,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import jaxprs_in_params, typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
+from funcgrad.xla_bridge import programs
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged
 
 __all__ = [
@@ -657,9 +658,12 @@ class PjitFunction(Dispatcher):
         return len(self._cache)
 
     def clear_cache(self) -> None:
-        """Forget traced and compiled programs of this function."""
+        """Forget traced and compiled programs of this function; its executables are freed once
+        nothing else holds them, as JAX's are."""
+        closed = [getattr(entry, "closed", None) for entry in self._cache.values()]
         self._cache.clear()
         self._clear_dispatch()
+        programs.forget_programs([c for c in closed if c is not None])
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)

@@ -526,6 +526,16 @@ def _portable():
     return portable
 
 
+def forget_executables(executables) -> None:
+    """Drop ``executables`` from the in-memory executable cache (``jit(f).clear_cache()``: the
+    programs of a function whose traces are forgotten are freed, as JAX's are, once nothing else
+    holds them; another function's program of the same text keeps its own reference)."""
+    ids = {id(e) for e in executables}
+    with _lock:
+        for key in [k for k, e in _exe_cache.items() if id(e) in ids]:
+            del _exe_cache[key]
+
+
 def clear_compile_cache() -> None:
     """Forget in-memory executables (the on-disk cache is untouched).
 

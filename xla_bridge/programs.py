@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import weakref
 
+from funcgrad.xla_bridge.executables import forget_executables
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 
 from funcgrad.kernel.caches import register_cache
@@ -218,6 +219,14 @@ def _drop(key, ref, cache=_cache) -> None:
     hit = cache.get(key)  # (`cache` bound here: at interpreter exit the globals may be gone)
     if hit is not None and getattr(hit, "_closed_ref", None) is ref:  # (not a later jaxpr's)
         del cache[key]
+
+
+def forget_programs(closed_jaxprs) -> None:
+    """Drop the compiled programs of ``closed_jaxprs`` and their executables from the caches
+    (``jit(f).clear_cache()``)."""
+    ids = {id(c) for c in closed_jaxprs}
+    gone = [k for k, p in _cache.items() if id(getattr(p, "closed", None)) in ids]
+    forget_executables([_cache.pop(k).executable for k in gone])
 
 
 def clear_cache() -> None:
