@@ -245,10 +245,10 @@ def _use_window(op, shape, dtype, axis) -> bool:
     )
 
 
-def _window_scan(fb, op, x, shape, dtype, axis):
+def _window_scan(fb, op, x, shape, dtype, axis, reverse=False):
     """Inclusive prefix scan as JAX lowers it: one ``reduce_window`` whose window spans the
-    whole axis, padded by n - 1 identities in front (XLA's CPU compiler rewrites it into a
-    blocked scan)."""
+    whole axis, padded by n - 1 identities in front (behind for a ``reverse`` scan; XLA's CPU
+    compiler rewrites it into a blocked scan)."""
     n = shape[axis]
     init = fb.const(_IDENTITY[op](dtype), dtype)
     t = tensor_type((), dtype)
@@ -260,7 +260,7 @@ def _window_scan(fb, op, x, shape, dtype, axis):
     window = [1] * rank
     window[axis] = n
     padding = [(0, 0)] * rank
-    padding[axis] = (n - 1, 0)
+    padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
     params = dict(
         window_dimensions=window,
         window_strides=[1] * rank,
@@ -280,13 +280,14 @@ def _cumulative_rule(op, bool_op):
         this_op = bool_op if dtype == np.bool_ else op
         if dtype.kind == "c" and this_op in ("stablehlo.maximum", "stablehlo.minimum"):
             this_op = "GT" if this_op == "stablehlo.maximum" else "LT"  # lexicographic (NumPy's order)
+        if _use_window(this_op, shape, dtype, axis):
+            # (JAX's: a reverse scan pads after the axis, no reversals, so XLA's blocked scan adds
+            # in JAX's order: a reversed forward scan rounded differently, 22 of 51 float16 sums)
+            return _window_scan(fb, this_op, x, shape, dtype, axis, reverse)
         rev = f"dimensions = {i64_array([axis])}"
         if reverse:
             x = fb.generic("stablehlo.reverse", [x], [aval_type(a)], [aval_type(a)], rev)
-        if _use_window(this_op, shape, dtype, axis):
-            y = _window_scan(fb, this_op, x, shape, dtype, axis)
-        else:
-            y = _scan(fb, this_op, x, shape, dtype, axis)
+        y = _scan(fb, this_op, x, shape, dtype, axis)
         if reverse:
             y = fb.generic("stablehlo.reverse", [y], [aval_type(a)], [aval_type(a)], rev)
         return y
