@@ -108,11 +108,14 @@ def _paths(tree_values, what) -> list[str]:
     return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tree_values)]
 
 
-def _normalize(spec: PartitionSpec, ndim, mesh, manual, where) -> tuple:
+def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None) -> tuple:
     if len(spec) > ndim:
+        # (JAX's words first when the caller gives them: ``rank_error(spec)``)
+        head = f"{rank_error(spec)}\n\n" if rank_error is not None else ""
         raise ValueError(
-            f"{where} is {spec!r}, which has {len(spec)} entries, but the value has rank {ndim}: a spec "
-            f"names at most one entry per dimension (drop entries, or reshape the value to rank {len(spec)})"
+            f"{head}{where} is {spec!r}, which has {len(spec)} entries, but the value has rank {ndim}: a "
+            f"spec names at most one entry per dimension (drop entries, or reshape the value to rank "
+            f"{len(spec)})"
         )
     norm = spec._normalized(ndim, where)
     names = [n for dim in norm for n in dim]
@@ -282,7 +285,12 @@ def shard_map(
             aval = core.get_aval(x)
             s = leaf_specs[i]
             spec = _normalize(
-                s, aval.ndim, m, manual, f"{where}: in_specs{paths[i]} (for argument{paths[i]})"
+                s,
+                aval.ndim,
+                m,
+                manual,
+                f"{where}: in_specs{paths[i]} (for argument{paths[i]})",
+                functools.partial(_jax_rank_error, name, "in", paths[i], "the passed args", aval),
             )
             _check_typed_match(x, spec, m, manual, paths[i])
             norm_in.append(spec)
@@ -445,11 +453,31 @@ def out_specs_of(out_specs, shaped, mesh, manual, where):
     """The normalized out specs of outputs ``shaped`` (a pytree of avals), and the user's leaves."""
     leaves = _flat_specs(out_specs, shaped, "out_specs", where, allow_none=False)
     paths = _paths(shaped, "out_specs")
+    name = where[len("shard_map(") : -1] if where.startswith("shard_map(") else where
     norm = tuple(
-        _normalize(s, a.ndim, mesh, manual, f"{where}: out_specs{p} (for output{p}, {a.str_short()})")
+        _normalize(
+            s,
+            a.ndim,
+            mesh,
+            manual,
+            f"{where}: out_specs{p} (for output{p}, {a.str_short()})",
+            functools.partial(_jax_rank_error, name, "out", p, f"{name}(*args)", a),
+        )
         for s, a, p in zip(leaves, tu.tree_leaves(shaped), paths)
     )
     return norm, leaves
+
+
+def _jax_rank_error(fun_name, prefix, path, base, aval, spec) -> str:
+    """JAX's words for a spec longer than its value's rank (its ``_spec_rank_error``, one entry)."""
+    rank, n = aval.ndim, len(spec)
+    return (
+        f"shard_map applied to the function '{fun_name}' was given an {prefix}_specs entry which is too long "
+        f"to be compatible with the corresponding {prefix}put value from the function:\n\n"
+        f"{prefix}_specs{path} is {spec} which has length {n}, but {base}{path} has shape "
+        f"{aval.str_short(short_dtypes=False)}, "
+        f"which has rank {rank} (and {rank} < {n})"
+    )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -32,6 +32,13 @@ def placed(a):
     return sorted([s.device.id, str(s.index), np.asarray(s.data).ravel()[:2].tolist()] for s in shards)
 
 
+def excepted(fn):
+    try:
+        fn()
+    except Exception as e:
+        return e
+
+
 def error(fn):
     try:
         fn()
@@ -128,6 +135,13 @@ with jax.set_mesh(ex):
     both = lambda a, b: jnp.concatenate([a, b], 1)  # noqa: E731
     cat = jax.jit(lambda a, b: typed.append(str(jax.typeof(both(a, b)))) or both(a, b))
     cases["explicit concatenate"] = [desc(cat(c1, c2)), typed]
+# A spec longer than its value's rank: JAX's first line for an input and for an output
+too_long_in = jax.shard_map(lambda a: a, mesh=m22, in_specs=P("x", None, None), out_specs=P("x"))
+too_long_out = jax.shard_map(lambda a: a.sum(), mesh=m22, in_specs=P("x"), out_specs=P("x"))
+cases["shard_map rank errors"] = [
+    [type(e).__name__, str(e).splitlines()[0]]
+    for e in (excepted(lambda: too_long_in(x8)), excepted(lambda: too_long_out(v)))
+]
 """
 
 ORACLE = (
@@ -155,7 +169,7 @@ def results():
                                   "vmap axis named as the mesh's", "sds P no mesh", "sds P rank",
                                   "sds P sharding", "sds P lowered", "zeros_like sds",
                                   "shard_map no mesh", "donation layouts",
-                                  "explicit concatenate"])  # fmt: skip
+                                  "explicit concatenate", "shard_map rank errors"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
