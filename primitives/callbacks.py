@@ -283,18 +283,20 @@ def io_callback_in(jaxpr, unordered_only: bool = False) -> bool:
     return False
 
 
-def ordered_callback_in(jaxpr) -> bool:
+def ordered_callback_in(jaxpr, kinds=None) -> bool:
     """Whether ``jaxpr`` (or a closed one) holds an ordered callback (``debug.print(...,
     ordered=True)``, ``io_callback(..., ordered=True)``), in inner jaxprs too: the lowering then
     threads the body's token through the control flow that holds it (NOTE: [ordered effects in
-    control flow], xla_bridge/rules/control_flow.py)."""
+    control flow], xla_bridge/rules/control_flow.py). ``kinds``: the callback primitives to look
+    for (default: both)."""
+    kinds = kinds or (debug_callback_p, io_callback_p)
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
-        if eqn.primitive in (debug_callback_p, io_callback_p) and eqn.params["ordered"]:
+        if eqn.primitive in kinds and eqn.params["ordered"]:
             return True
         names = eqn.primitive.traits.jaxpr_params
         if names and any(
-            ordered_callback_in(j)
+            ordered_callback_in(j, kinds)
             for j in jaxprs_in_params({k: eqn.params[k] for k in names if k in eqn.params})
         ):
             return True

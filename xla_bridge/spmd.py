@@ -27,6 +27,7 @@ values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives.callbacks import debug_callback_p, ordered_callback_in
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
@@ -186,6 +187,12 @@ def _read_inputs(jaxpr) -> tuple[bool, ...]:
 
 
 def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names=None) -> Compiled:
+    if len(devices) > 1 and ordered_callback_in(closed, (debug_callback_p,)):
+        # (JAX's refusal: an ordered debug print has no one order over several devices; an
+        # ordered io_callback runs on one device, as JAX's shardable ordered effects)
+        raise ValueError(
+            "The following ordered effects are not supported for more than 1 device: [OrderedDebug]"
+        )
     spmd = SpmdLowering([d.id for d in devices], mesh)
     arg_specs = [
         _in_memory(_unreduced_spec(_spec_of(s, mesh, a.ndim), a), s)

@@ -145,3 +145,42 @@ def test_the_table_in_colour_is_jaxs(capsys, monkeypatch):
         funcgrad.debug.visualize_sharding((8, 4), NamedSharding(MESH, spec))
         got = capsys.readouterr().out
         assert "\x1b[" in got and got == text
+
+
+ORDERED_ORACLE = """
+import json, jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("i",))
+out = []
+for f in (
+    jax.pmap(lambda x: jax.debug.print("{}", x, ordered=True) or x),
+    jax.jit(lambda x: jax.debug.print("{}", x, ordered=True) or x, in_shardings=NamedSharding(mesh, P("i"))),
+):
+    try:
+        f(jnp.arange(8.0))
+        out.append(None)
+    except Exception as e:
+        out.append([type(e).__name__, str(e).split(":")[0]])
+print(json.dumps(out))
+"""
+
+
+def test_an_ordered_debug_print_over_several_devices_is_refused_as_jax():
+    # (JAX's debugging_primitives_test test_ordered_print_not_supported_in_pmap: an ordered print
+    # has no one order over several devices, under pmap and a jit over a mesh alike)
+    mesh = make_mesh((8,), ("i",), (AxisType.Auto,))
+    got = []
+    for f in (
+        funcgrad.pmap(lambda x: funcgrad.debug.print("{}", x, ordered=True) or x),
+        funcgrad.jit(
+            lambda x: funcgrad.debug.print("{}", x, ordered=True) or x,
+            in_shardings=NamedSharding(mesh, P("i")),
+        ),
+    ):
+        try:
+            f(np.arange(8.0))
+            got.append(None)
+        except Exception as e:  # noqa: BLE001 - the type and words are the result
+            got.append([type(e).__name__, str(e).split(":")[0]])
+    assert got == run_jax(ORDERED_ORACLE)
+    assert got[0] == ["ValueError", "The following ordered effects are not supported for more than 1 device"]
