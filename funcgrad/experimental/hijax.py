@@ -35,7 +35,7 @@ from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_prima
 from funcgrad.kernel import core as _core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp
-from funcgrad.kernel.custom_rule_args import CustomVJPPrimal, SymbolicZero
+from funcgrad.kernel.custom_rule_args import SymbolicZero, custom_vjp_primal_tree_values
 from funcgrad.ref import AbstractRef
 from funcgrad.ref import RefView as TransformedRef
 
@@ -186,14 +186,6 @@ class _NullAccum(_Accum):
         pass
 
 
-def _split_primal(a):
-    """``(value, perturbed)`` of a ``custom_vjp`` ``fwd`` argument leaf (NOTE: [symbolic zeros in
-    custom rules])."""
-    if isinstance(a, CustomVJPPrimal):
-        return a.value, bool(a.perturbed)
-    return a, False
-
-
 class VJPHiPrimitive:
     """An operation with its own reverse-mode rule (JAX's ``jax.experimental.hijax.VJPHiPrimitive``).
     A subclass's ``__init__`` sets ``in_avals``, ``out_aval`` and ``params`` and calls this one;
@@ -277,10 +269,9 @@ class VJPHiPrimitive:
             return op(*args)
 
         def fwd(*args):
-            split = tu.tree_map(_split_primal, args, is_leaf=lambda a: isinstance(a, CustomVJPPrimal))
-            is_pair = lambda a: type(a) is tuple and len(a) == 2 and type(a[1]) is bool  # noqa: E731
-            values = tu.tree_map(lambda p: p[0], split, is_leaf=is_pair)
-            nzs = tu.tree_map(lambda p: p[1], split, is_leaf=is_pair)
+            # (each leaf a CustomVJPPrimal: NOTE: [symbolic zeros in custom rules])
+            values = custom_vjp_primal_tree_values(args)
+            nzs = tu.tree_map(lambda a: bool(a.perturbed), args)
             out, res = prim.vjp_fwd(nzs, *values)
             return out, (res, nzs)
 
