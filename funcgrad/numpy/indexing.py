@@ -373,12 +373,13 @@ def getitem(
     refuse_sequence_index(idx)
     x = asarray(x)
     # (JAX converts the fill value only for a gather: an index of newaxis and whole-axis slices
-    # is its static slice, which never reads it -- x.at[None, :].get(mode='fill', fill_value=1j))
+    # is its static slice, which never reads it -- x.at[None, :].get(mode='fill', fill_value=1j);
+    # asked last: without a complex fill value, a traced slice bound reaches its IndexError below)
     if (
-        not _selects_everything(idx, x.shape)
-        and fill_value is not None
+        fill_value is not None
         and np.iscomplexobj(fill_value)
         and not np.iscomplexobj(x)
+        and not _selects_everything(idx, x.shape)
     ):
         # (JAX converts the fill value to x's dtype: strongly, which refuses a complex number; to a
         # weak x's, by NumPy's astype, which keeps the real part with NumPy's ComplexWarning)

@@ -497,3 +497,14 @@ def test_apply_on_booleans_and_fill_values_of_slices_as_jax():
             continue
         got = fnp.asarray(b).at[idx].get(mode="fill", fill_value=1j)
         assert got.dtype == want.dtype and got.shape == want.shape, idx
+
+
+def test_a_traced_slice_bound_under_jit_is_an_index_error_as_jax():
+    # (x[i:] with a traced i: JAX's IndexError, and funcgrad's advice to use dynamic_slice; the
+    # fill value's whole-axis check of 24fc5b6, asked first, raised TracerIntegerConversionError)
+    jax = pytest.importorskip("jax")
+    for f in (lambda x, i: x[i:], lambda x, i: x[:i], lambda x, i: x[None, i:]):
+        with pytest.raises(IndexError):
+            jax.jit(f)(np.arange(5.0), 2)
+        with pytest.raises(IndexError, match="dynamic_slice"):
+            jit(f)(np.arange(5.0), 2)
