@@ -393,6 +393,10 @@ class _IndexUpdateRef:
         [1.0, 400.0]
         """
         array = asarray(self.array)
+        if 0 in array.shape:  # (nothing to gather from, nor to update: x as JAX's scatter gives it,
+            # after the index's static checks -- an int into an empty axis is JAX's IndexError)
+            static_ints_of_empty_axes(array.shape, _expand(self.index, array.shape, "x.at[...]"))
+            return array
         # x[idx]: func's operand where indices are unique, and its shape says whether the slice is
         # empty (JAX's .at[] skips the scatter then: x as it is, differentiable).
         selected = getitem(array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)

@@ -257,3 +257,19 @@ def test_unused_nextafter_of_a_differentiated_value_refuses_under_jit_and_checkp
             with pytest.raises(NotImplementedError, match="nextafter"):
                 T.jvp(wrap(lambda v, np_=np_: (np_.nextafter(v, v), v * 2)[1]), (x,), (x,))
             T.vjp(wrap(lambda v, np_=np_: (np_.nextafter(np_.ones(2), 2.0), v * 2)[1]), x)
+
+
+def test_at_apply_of_an_empty_array_with_array_indices_is_the_array_as_jax():
+    # (the random programs, seed 15002) funcgrad gathered func's operand from the empty array with
+    # mode='clip': "Slice size ... out of range"; JAX's scatter gives x; an int index into the
+    # empty axis stays JAX's IndexError
+    jax = pytest.importorskip("jax")
+    for T, np_ in ((jax, jax.numpy), (funcgrad, fnp)):
+        x = np_.zeros((0,), np.float32)
+        for f in (
+            lambda v, np_=np_: v.at[np_.array([0, 0, -1])].apply(np_.sin, mode="drop"),
+            lambda v, np_=np_: v.at[1:].apply(np_.sin),
+        ):
+            assert T.jit(f)(x).shape == f(x).shape == (0,)
+        with pytest.raises(IndexError):
+            x.at[0].apply(np_.sin)
