@@ -485,7 +485,9 @@ def test_apply_on_booleans_and_fill_values_of_slices_as_jax():
         )
 
     want = jax.jit(jax.jacfwd(apply(jax.numpy)))(b)
-    assert jit(funcgrad.jacfwd(apply(fnp)))(b).shape == want.shape
+    jac = jit(funcgrad.jacfwd(apply(fnp)))(b)
+    assert jac.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(jac), np.asarray(want))
     got = jit(lambda v: fnp.isfinite(v).at[np.array([[0], [1]])].apply(fnp.sin, mode="fill"))(b)
     assert got.dtype == np.bool_ and got.tolist() == np.isfinite(b).tolist()
     for idx in ((None, slice(None)), (Ellipsis, slice(0, 4)), (slice(1, None),), (0,)):
@@ -497,6 +499,7 @@ def test_apply_on_booleans_and_fill_values_of_slices_as_jax():
             continue
         got = fnp.asarray(b).at[idx].get(mode="fill", fill_value=1j)
         assert got.dtype == want.dtype and got.shape == want.shape, idx
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=str(idx))
 
 
 def test_a_traced_slice_bound_under_jit_is_an_index_error_as_jax():
