@@ -408,3 +408,18 @@ def bilinear_taylor(primitive: Primitive) -> Callable:
         return split_series(out)
 
     return rule
+
+
+def size_extremum(a, b, op: str):
+    """``max``/``min`` (``op``) of two sizes, where one may be a size traced by a symbolic export
+    that computes it with its expression (``SymbolicSize.extremum`` in funcgrad/export: a shape
+    rule writes ``min(m, n)`` as JAX's ``core.min_dim``, not a comparison of ``m`` and ``n``).
+
+    >>> size_extremum(3, 5, "min"), size_extremum(3, 5, "max")
+    (3, 5)
+    """
+    if hasattr(a, "extremum"):
+        return a.extremum(b, op)
+    if hasattr(b, "extremum"):
+        return b.extremum(a, op, reverse=True)
+    return max(a, b) if op == "max" else min(a, b)

@@ -40,6 +40,7 @@ from funcgrad.primitives._rules import (
     move_to_front,
     series_add,
     series_total,
+    size_extremum,
     split_series,
     to_front,
 )
@@ -415,7 +416,7 @@ def _lu_abstract_eval(a):
     i32 = np.dtype(np.int32)
     return [
         ShapedArray(a.shape, a.dtype),
-        ShapedArray((*batch, min(m, n)), i32),
+        ShapedArray((*batch, size_extremum(m, n, "min")), i32),
         ShapedArray((*batch, m), i32),
     ]
 
@@ -499,7 +500,7 @@ def _qr_abstract_eval(a, *, pivoting, full_matrices):
     mx.check_dtype("qr", a)
     mx.check_matrix("qr", "a", a)
     *batch, m, n = a.shape
-    k = m if full_matrices else min(m, n)
+    k = m if full_matrices else size_extremum(m, n, "min")
     outs = [ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)]
     if pivoting:
         outs.append(ShapedArray((*batch, n), np.dtype(np.int32)))
@@ -615,7 +616,7 @@ def _geqrf_abstract_eval(a):
     mx.check_dtype("geqrf", a)
     mx.check_matrix("geqrf", "a", a)
     *batch, m, n = a.shape
-    return [ShapedArray(a.shape, a.dtype), ShapedArray((*batch, min(m, n)), a.dtype)]
+    return [ShapedArray(a.shape, a.dtype), ShapedArray((*batch, size_extremum(m, n, "min")), a.dtype)]
 
 
 def _geqrf_impl(a):

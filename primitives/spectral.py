@@ -28,7 +28,7 @@ from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of
+from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of, size_extremum
 from funcgrad.primitives.linalg import solve_square, sym_from_triangle
 
 from funcgrad.kernel.ad import Zero
@@ -162,7 +162,7 @@ SVD_ALGORITHMS = (None, "default", "qr", "divide_and_conquer")
 
 def _svd_shapes(a, full_matrices, compute_uv, subset_by_index):
     *batch, m, n = a.shape
-    k = min(m, n)
+    k = size_extremum(m, n, "min")
     lo, hi = _subset(subset_by_index, k, "svd")
     if subset_by_index is not None and full_matrices and (lo, hi) != (0, k):
         raise ValueError("svd: full_matrices=True and subset_by_index cannot be used together")

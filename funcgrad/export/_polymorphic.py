@@ -38,6 +38,7 @@ of ``_poly_module`` and ``xla_bridge.portable``; ``_exported`` imports it and pa
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 
 import numpy as np
@@ -81,7 +82,8 @@ _tracing = [0]  # symbolic exports tracing now (NOTE: [symbolic comparisons at s
 # The expressions the traced sizes took in the trace running now: candidates for result dimensions
 # that no polynomial fits (``core.max_dim(b - 5, 0)``, ``(b + 13) % b``).
 _computed: list = []
-_LIBRARY = library_dir()
+# (NumPy's functions the library calls with traced sizes, np.tri(n, m), are the library's too)
+_LIBRARY = (library_dir(), os.path.dirname(np.__file__) + os.sep)
 
 
 def _expr(x):
@@ -129,7 +131,7 @@ class SymbolicSize(int):
             return False
         if order and type(other) is SymbolicSize:
             return True
-        return not sys._getframe(3).f_code.co_filename.startswith((_LIBRARY, *hooks.library_dirs))
+        return not sys._getframe(3).f_code.co_filename.startswith((*_LIBRARY, *hooks.library_dirs))
 
     def _arith(self, other, op, rop=False):
         value = getattr(int, op)(self, other)

@@ -46,6 +46,7 @@ from funcgrad.numpy._core import (
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import size_extremum
 
 __all__ = [
     "NonConcreteBooleanIndexError",
@@ -534,23 +535,13 @@ def _note_symbolic_slice(s: slice, n) -> None:
 
     def clamp(i):
         if i >= 0:
-            return _traced_size(n if up else n - 1, i, "min")
-        return _traced_size(0 if up else -1, n + i, "max")
+            return size_extremum(n if up else n - 1, i, "min")
+        return size_extremum(0 if up else -1, n + i, "max")
 
     start = (0 if up else n - 1) if s.start is None else clamp(s.start)
     stop = (n if up else -1) if s.stop is None else clamp(s.stop)
     gap = step if up else -step
-    _traced_size(0, (stop - start if up else start - stop) + gap - 1, "max") // gap
-
-
-def _traced_size(a, b, op: str):
-    """``max``/``min`` of two sizes, one of them maybe a traced size that computes it with its
-    expression (``SymbolicSize.extremum``)."""
-    if hasattr(a, "extremum"):
-        return a.extremum(b, op)
-    if hasattr(b, "extremum"):
-        return b.extremum(a, op, reverse=True)
-    return max(a, b) if op == "max" else min(a, b)
+    size_extremum(0, (stop - start if up else start - stop) + gap - 1, "max") // gap
 
 
 def _apply_slice(y, s: slice, dim: int):

@@ -452,3 +452,20 @@ def test_powers_of_symbolic_dimensions_as_jax(power):
             return str(err).splitlines()[0]
 
     assert run(funcgrad, export) == run(jax, jexport)
+
+
+@pytest.mark.parametrize("name", ["lu", "svd", "tril"])
+def test_min_of_two_symbolic_dimensions_in_shape_rules_as_jax(name):
+    # (a shape rule's min(m, n) of two traced sizes raised JAX's inconclusive comparison; JAX's rules
+    # write core.min_dim(m, n): shape_poly_test's lu/qr/svd/triangular_solve harnesses)
+    def run(lib, exp):
+        fns = {
+            "lu": lambda x: lib.lax.linalg.lu(x),
+            "qr": lambda x: lib.lax.linalg.qr(x, full_matrices=False),
+            "svd": lambda x: lib.lax.linalg.svd(x, full_matrices=False),
+            "tril": lambda x: lib.numpy.tril(x, 1),
+        }
+        spec = lib.ShapeDtypeStruct(exp.symbolic_shape("m, n"), np.float32)
+        return str(exp.export(lib.jit(fns[name]))(spec).out_avals)
+
+    assert run(funcgrad, export) == run(jax, jexport)
