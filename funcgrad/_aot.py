@@ -570,10 +570,13 @@ class CompiledCall(_Stage):
         # when it was lowered: ``jit(f, static_argnums=0).lower(7, 8).compile()(5)``).
         f = self._fun
         expected = None if self.args_info is None else tu.tree_structure(self.args_info)
-        if expected is not None and tu.tree_structure((args, kwargs)) == expected:
-            expected = None  # (checked here: high-level values are one leaf in args_info)
-        args, kwargs = lower_hi_values((args, kwargs))  # (as jit's call: high-level values lowered)
-        leaves, tree = tu.tree_flatten_with_path((args, kwargs))
+        given = (args, kwargs)
+        lowered = lower_hi_values(given)  # (as jit's call: high-level values lowered)
+        leaves, tree = tu.tree_flatten_with_path(lowered)
+        # (the structure as given is checked here: high-level values are one leaf in args_info;
+        # with none lowered it is the flattened one's, not flattened again)
+        if expected is not None and (tree if lowered is given else tu.tree_structure(given)) == expected:
+            expected = None
         flat = [x for _, x in leaves]
         plan = getattr(self._staged, "plan", None)
         if plan is not None and (expected is None or tree == expected):
