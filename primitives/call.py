@@ -15,8 +15,8 @@ call runs on when evaluated eagerly; only when it has shardings (``jit(in_shardi
 out_shardings=)``), ``in_shardings``/``out_shardings`` (one bridge sharding or ``None`` per
 input/output). Derived calls keep the device; their shardings follow their values as JAX's pjit
 rules place them (a tangent as its primal, a cotangent as its output, a transposed call's result
-as its input, residuals and batched calls free); nested in another jitted program, the call's
-shardings constrain its values there.
+as its input, a batched value with an unsharded batch dimension, residuals free); nested in
+another jitted program, the call's shardings constrain its values there.
 
 ``xla_metadata_call_p`` (``experimental.scheduling_groups.xla_metadata_call``) is a call whose
 other parameters are XLA frontend attributes of the call operation (strings, as JAX's): it lowers
@@ -43,8 +43,13 @@ def _derive_params(params, jaxpr, derivation, n_args, ins=None, outs=None):
     cotangent as the output it is of, a transposed call's result as its input, a residual
     freely (None)."""
     if derivation == "batch":
-        # Shardings describe the unbatched ranks: the batched call lays its values out freely.
         kept = {k: v for k, v in params.items() if k not in ("in_shardings", "out_shardings")}
+        if params.get("in_shardings") is not None and ins is not None and outs is not None:
+            # JAX's pjit batching rule: each sharding gains an unsharded batch dimension
+            in_s = tuple(map(_batched_sharding, params["in_shardings"], ins, jaxpr.in_avals))
+            out_s = tuple(map(_batched_sharding, params["out_shardings"], outs, jaxpr.out_avals))
+            if any(s is not None for s in (*in_s, *out_s)):
+                kept["in_shardings"], kept["out_shardings"] = in_s, out_s
         return {**kept, "jaxpr": jaxpr}
     name = params["name"] if derivation in ("known", "unknown") else f"{derivation}({params['name']})"
     derived = {"jaxpr": jaxpr, "name": name, "donated_invars": (False,) * n_args}
@@ -60,6 +65,24 @@ def _derive_params(params, jaxpr, derivation, n_args, ins=None, outs=None):
         if any(s is not None for s in (*in_s, *out_s)):
             derived["in_shardings"], derived["out_shardings"] = in_s, out_s
     return derived
+
+
+def _batched_sharding(s, dim, batched_aval):
+    """``s`` (a bridge sharding of an unbatched value) with an unsharded dimension at ``dim``
+    (JAX's batch_spec without spmd_axis_name), built from the surface sharding it was made from;
+    None (free) where there is none, or the value is unbatched but the sharding cannot be kept."""
+    if s is None:
+        return None
+    if dim is None:
+        return s
+    user = getattr(s, "_fg_user", None)
+    spec = getattr(user, "spec", None)
+    if spec is None or getattr(spec, "unreduced", None) or getattr(spec, "reduced", None):
+        return None
+    ndim = batched_aval.ndim - 1
+    entries = [*spec, *[None] * (ndim - len(spec))]
+    entries.insert(dim, None)
+    return user.update(spec=type(spec)(*entries))._bridge(ndim + 1)
 
 
 jit_p = CallPrimitive("jit", _derive_params)

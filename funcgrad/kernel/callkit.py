@@ -125,8 +125,9 @@ class CallPrimitive(Primitive):
     ``n_args`` its argument count); by default only ``jaxpr`` changes. ``layout`` says what the
     derived call's inputs and outputs stand for (``ins``/``outs``: per derived input/output,
     ``("in", i)`` or ``("out", j)`` -- the original input or output whose value, tangent or
-    cotangent it is -- or None for a residual or extra value), so per-input parameters (a jit's
-    shardings) can follow them; JVP, transpose and partial evaluation give it, other callers none.
+    cotangent it is -- or None for a residual or extra value; for "batch", each one's batch
+    dimension or None), so per-input parameters (a jit's shardings) can follow them; JVP,
+    transpose, partial evaluation and batching give it, other callers none.
 
     >>> from funcgrad.kernel import ir
     >>> p = CallPrimitive("my_call")
@@ -215,9 +216,11 @@ class CallPrimitive(Primitive):
 
     def _batch(self, axis_size, vals, dims, *, jaxpr, **params):
         batched, out_dims = derived_batch(jaxpr, axis_size, tuple(dims), current_axis_name())
-        return self.bind(
-            *vals, **self._derived({**params, "jaxpr": jaxpr}, batched, "batch", len(vals))
-        ), out_dims
+        # (a batched call's layout: each input's and output's batch dimension, None if unbatched)
+        derived = self._derived(
+            {**params, "jaxpr": jaxpr}, batched, "batch", len(vals), ins=dims, outs=out_dims
+        )
+        return self.bind(*vals, **derived), out_dims
 
     def _partial_eval(self, trace, args, unknowns, *, jaxpr, **params):
         params = {**params, "jaxpr": jaxpr}

@@ -126,8 +126,9 @@ def test_transformations_of_a_jit_with_shardings():
 
 def test_derivatives_of_a_jit_with_shardings_are_laid_out_as_jax():
     # JAX's pjit rules: a tangent is laid out as its primal, a cotangent as its output, a gradient
-    # as its input's in_sharding (funcgrad's derived calls dropped the shardings: gradients came
-    # back on one device; the sharded-program fuzzer, ops_shard, seeds 16001/16003)
+    # as its input's in_sharding, a batched value with an unsharded batch dimension (funcgrad's
+    # derived calls dropped the shardings: gradients came back on one device; the sharded-program
+    # fuzzer, ops_shard, seeds 16001/16003)
     jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
     a, b = np.arange(32.0).reshape(8, 4) / 10, np.arange(8.0) / 5
 
@@ -141,6 +142,7 @@ def test_derivatives_of_a_jit_with_shardings_are_laid_out_as_jax():
             "grad": lib.grad(lambda u, v: f(u, v).sum(), argnums=(0, 1))(a, b),
             "jvp": lib.jvp(f, (a, b), (np.ones_like(a), np.ones_like(b))),
             "jit_grad": lib.jit(lib.grad(lambda u: f(u, b).sum()))(a),
+            "vmap": lib.vmap(f, in_axes=(1, None), out_axes=1)(np.stack([a, a], 1), b),
         }
         return {
             k: [(tuple(v.sharding.spec), np.asarray(v)) for v in lib.tree_util.tree_leaves(o)]
