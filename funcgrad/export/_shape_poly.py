@@ -709,12 +709,12 @@ def symbolic_args_specs(
     if isinstance(shapes_specs, str) or shapes_specs is None:
         specs = [shapes_specs] * len(leaves)
     else:
+        is_spec = lambda s: s is None or isinstance(s, str)  # noqa: E731 - a string or None
         try:
-            specs = tu.broadcast_prefix(shapes_specs, args, is_leaf=lambda s: s is None or isinstance(s, str))
+            specs = tu.broadcast_prefix(shapes_specs, args, is_leaf=is_spec)
         except ValueError as e:  # (JAX's words: the key path of the mismatch)
-            leaf = lambda s: s is None or isinstance(s, str)  # noqa: E731
             raise _structure_error(
-                "export.symbolic_args_specs shapes_specs", shapes_specs, leaf, args, e
+                "export.symbolic_args_specs shapes_specs", shapes_specs, is_spec, args, e
             ) from None
     out = []
     for leaf, spec in zip(leaves, specs):
