@@ -39,7 +39,7 @@ from funcgrad import _shard_map_eager as _eager
 from funcgrad import _sharding_types, xla_bridge
 from funcgrad._api_util import flatten_outputs
 from funcgrad._sharding_types import type_sharding
-from funcgrad._shardings import Mesh, PartitionSpec, get_mesh
+from funcgrad._shardings import DuplicateSpecError, Mesh, PartitionSpec, get_mesh
 from funcgrad._vma import (
     _eager_logical_transpose,
     _logical_transpose,
@@ -131,8 +131,15 @@ def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None) 
                 f"{set(manual)} only (axis_names=): name only manual axes in the specs, or add {n!r} to "
                 "axis_names"
             )
-    if len(set(names)) != len(names):
-        raise ValueError(f"{where} is {spec!r}, which uses a mesh axis twice; name each axis at most once")
+    if len(set(names)) != len(names):  # (JAX's DuplicateSpecError, in its words)
+        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
+        raise DuplicateSpecError(
+            "A single NamedSharding spec specification can map every mesh axis to at most one "
+            f"positional dimension, but {spec!r} has duplicate entries for "
+            + ", ".join(f"`{n}`" for n in twice),
+            mesh,
+            spec,
+        )
     return norm
 
 

@@ -517,6 +517,22 @@ def test_a_spec_naming_an_axis_twice_or_one_the_mesh_lacks_raises_as_jax(spec):
     assert raised[0] == raised[1]
 
 
+def test_shard_map_specs_naming_an_axis_twice_raise_as_jax():
+    # (jax's shard_map: DuplicateSpecError for in_specs or out_specs; the sharded-program fuzzer,
+    # seed 16011)
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    jm = jax.make_mesh((2, 4), ("a", "b"), (jax.sharding.AxisType.Auto,) * 2)
+    for ins, outs in ((("a", "a"), ()), ((), (("a", "b"), "a"))):
+        raised = []
+        for lib, mesh, p in ((funcgrad, MESH2, P), (jax, jm, jax.P)):
+            with pytest.raises(Exception) as info:
+                lib.shard_map(lambda v: v, mesh=mesh, in_specs=(p(*ins),), out_specs=p(*outs))(
+                    np.ones((8, 8))
+                )
+            raised.append((type(info.value).__name__, str(info.value)))
+        assert raised[0] == raised[1]
+
+
 def test_results_take_the_first_read_arguments_sharding_as_jax():
     # (JAX's maybe_recover_user_shardings: the first argument the program reads is the model; a
     # result laid out as a later argument is read from XLA's layout, P('X',); an unread first
