@@ -306,6 +306,17 @@ def _jax_complex_spmd_reduction(outcome) -> bool:
     )
 
 
+def _jax_scatter_apply_of_another_dtype(outcome) -> bool:
+    # jax's scatter_apply builds its update region from func's own output type: a func that
+    # changes the dtype (sin of a boolean or integer array) gives StableHLO its verifier refuses
+    # (seed 16010: b.at[...].apply(np.sin) of a boolean b under vjp o jit)
+    return (
+        outcome.status == "unraised"
+        and "Cannot lower jaxpr with verifier errors" in (outcome.error or "")
+        and any(".apply(" in expr for _, expr in outcome.case.steps)
+    )
+
+
 def _jax_symbolic_zero_leak(outcome) -> bool:
     # jax's own internal error: a symbolic Zero tangent reaching a jnp function (seed 13003:
     # jacfwd of a variadic lax.reduce whose integer output has a zero tangent)
@@ -559,6 +570,17 @@ DOCUMENTED: list[Divergence] = [
         "`grad` of a `jit(f, in_shardings=NamedSharding(mesh, P()))` of a complex64 `x` on 8 CPU "
         "devices (the sharded-program fuzzer's seed 16003): a value (jax: JaxRuntimeError)",
         _jax_complex_spmd_reduction,
+    ),
+    Divergence(
+        "jax-scatter-apply-of-another-dtype",
+        "`x.at[idx].apply(func)` where `func` changes the dtype (`np.sin` of a boolean or integer `x`).",
+        "jax fails to lower its own program ('Cannot lower jaxpr with verifier errors: The type of "
+        "reduction-region's parameter ... is different than the corresponding result type'): its "
+        "scatter's update region returns func's dtype; funcgrad converts func's value back to `x`'s "
+        "dtype, as the scatter's type requires (jax itself computes it under `jit(jacfwd(...))`).",
+        "`jit(lambda b: np.isfinite(b).at[np.array([[0], [1]])].apply(np.sin, mode='fill'))(b)`: a "
+        "boolean array (jax: ValueError); the fuzzer's seed 16010",
+        _jax_scatter_apply_of_another_dtype,
     ),
     Divergence(
         "jax-internal-float0-product",
