@@ -48,6 +48,7 @@ from funcgrad.export._shape_poly import (
     _ATOMS,
     DimExpr,
     InconclusiveDimensionOperation,
+    SymbolicScope,
     UnexpectedDimVar,
     _extremum,
     _geq_decision,
@@ -270,10 +271,14 @@ def _scope_of(avals, name, names):
 
 
 def constraint(c: str, scope):
-    """``(op, lhs, rhs, text)`` of the constraint string ``c``."""
-    for op in (">=", "<=", "=="):
+    """``(op, lhs, rhs, text)`` of the constraint string ``c``, its sides as written: parsed
+    without the scope's equalities, which would rewrite ``max(a, b) == 4`` to ``4 == 4`` and so
+    never check it at a call (JAX checks ``max(a, b) - 4``)."""
+    del scope
+    for op in ("==", ">=", "<="):  # (JAX's order)
         if op in c:
-            lhs, rhs = (_parse_dim(s, scope, c) for s in c.split(op, 1))
+            written = SymbolicScope()
+            lhs, rhs = (_parse_dim(s, written, c) for s in c.split(op, 1))
             return op, lhs, rhs, c
     raise ValueError(f"cannot parse the constraint {c!r}")
 

@@ -469,3 +469,17 @@ def test_min_of_two_symbolic_dimensions_in_shape_rules_as_jax(name):
         return str(exp.export(lib.jit(fns[name]))(spec).out_avals)
 
     assert run(funcgrad, export) == run(jax, jexport)
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (4, 2), (2, 5)])
+def test_equality_constraint_on_an_operation_is_checked_at_calls_as_jax(shape):
+    # (max(a, b) == 4 rewrote its own check to 4 == 4: a (3, 2) argument was taken silently)
+    def run(lib, exp):
+        spec = lib.ShapeDtypeStruct(exp.symbolic_shape("a, b", constraints=["max(a, b) == 4"]), np.int32)
+        e = exp.export(lib.jit(lambda x: x * 2))(spec)
+        try:
+            return np.asarray(e.call(np.ones(shape, np.int32))).tolist()
+        except ValueError as err:
+            return str(err).split("  Using")[0]
+
+    assert run(funcgrad, export) == run(jax, jexport)
