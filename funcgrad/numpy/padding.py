@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.numpy import reductions
-from funcgrad.numpy._core import asarray, concrete_or_error, constant, convert
+from funcgrad.numpy._core import asarray, concrete_or_error, constant, constant_like, convert
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate
 from funcgrad.numpy.sorting import median
@@ -167,16 +167,18 @@ def _reflect_odd(x, axis, width, mode, before):
 
 
 def _pad_constant(x, axis, before, after, v_before, v_after):
+    # (JAX's _pad_constant: the padding value takes the array's dtype and weak type, so lax.pad's
+    # result is as weak as the array)
     if not before and not after:
         return x
     config = [(0, 0, 0)] * x.ndim
     if v_before == v_after:
         config[axis] = (before, after, 0)
-        return st.pad(x, constant(v_before, x.dtype), config)
+        return st.pad(x, constant_like(v_before, x), config)
     config[axis] = (before, 0, 0)
-    x = st.pad(x, constant(v_before, x.dtype), config)
+    x = st.pad(x, constant_like(v_before, x), config)
     config[axis] = (0, after, 0)
-    return st.pad(x, constant(v_after, x.dtype), config)
+    return st.pad(x, constant_like(v_after, x), config)
 
 
 def _edge(x, axis, last: bool):

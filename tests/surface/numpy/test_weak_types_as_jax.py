@@ -132,6 +132,14 @@ CASES = {
             ),
         )
     ),
+    # jnp.pad's padding value takes the array's weak type (JAX's _pad_constant), so padding a weak
+    # array gives a weak result (scipy's gmres pads its Krylov basis: lax_scipy_sparse_test's weak
+    # types), a strong array a strong one
+    "pad_keeps_weak": lambda T, np: tuple(
+        np.pad(x, w, **kw)
+        for x in (T.lax.broadcast(np.asarray(1.5), (2,)), T.lax.broadcast(np.asarray(2), (2,)), np.ones(2))
+        for w, kw in ((1, {}), ((1, 2), {"constant_values": (3, 4)}))
+    ),
 }
 
 
