@@ -108,7 +108,7 @@ def _paths(tree_values, what) -> list[str]:
     return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tree_values)]
 
 
-def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None) -> tuple:
+def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None, duplicates=True) -> tuple:
     if len(spec) > ndim:
         # (JAX's words first when the caller gives them: ``rank_error(spec)``)
         head = f"{rank_error(spec)}\n\n" if rank_error is not None else ""
@@ -131,7 +131,16 @@ def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None) 
                 f"{set(manual)} only (axis_names=): name only manual axes in the specs, or add {n!r} to "
                 "axis_names"
             )
-    if len(set(names)) != len(names):  # (JAX's DuplicateSpecError, in its words)
+    if duplicates:
+        _check_duplicates(spec, norm, mesh)
+    return norm
+
+
+def _check_duplicates(spec, norm, mesh) -> None:
+    """JAX's DuplicateSpecError for a spec naming a mesh axis twice (in its words); for an
+    argument JAX checks it after the shape (a spec that does not divide raises its ValueError)."""
+    names = [n for dim in norm for n in dim]
+    if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1}, key=str)
         raise DuplicateSpecError(
             "A single NamedSharding spec specification can map every mesh axis to at most one "
@@ -140,7 +149,6 @@ def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None) 
             mesh,
             spec,
         )
-    return norm
 
 
 def _resolve_mesh(mesh, axis_names, where):
@@ -298,10 +306,12 @@ def shard_map(
                 manual,
                 f"{where}: in_specs{paths[i]} (for argument{paths[i]})",
                 functools.partial(_jax_rank_error, name, "in", paths[i], "the passed args", aval),
+                duplicates=False,
             )
             _check_typed_match(x, spec, m, manual, paths[i])
             norm_in.append(spec)
             block = shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
+            _check_duplicates(s, spec, m)
             blocks.append(_typed_block(block, aval, manual))
 
         def rebuild(dyn_leaves):
