@@ -3,8 +3,9 @@ libraries written for JAX (optax, equinox, flax, ...) unchanged.
 
 Layer: surface, and outside every namespace: nothing in funcgrad imports this package, and
 ``import funcgrad`` never activates it (``funcgrad.as_jax`` is not one of ``funcgrad``'s lazy
-attributes). It imports ``funcgrad`` lazily (through the import system, on the first ``jax.X``) and
-the standard library.
+attributes). It imports the standard library, ``funcgrad._utilities`` (the JAX version it follows,
+``jax.__version__``) and the rest of ``funcgrad`` lazily (through the import system, on the first
+``jax.X``).
 
 Usage -- one of, before anything imports ``jax``::
 
