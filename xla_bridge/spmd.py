@@ -225,7 +225,7 @@ def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, 
     # Requested output shardings keep their identity (the surface's NamedSharding objects).
     for j, s in enumerate(out_shardings):
         a = closed.out_avals[j]
-        if s is not None and (sharded.same_layout(s, exe.out_shardings[j], a.ndim) or _unreduced_axes(a)):
+        if s is not None and (_unreduced_axes(a) or sharded.same_layout(s, exe.out_shardings[j], a.ndim)):
             exe.replace_out_sharding(j, s)  # (an unreduced result is laid out as its type, unsummed)
     if len(devices) == 1:
         # On one device XLA reports every result replicated; a result typed over explicit mesh

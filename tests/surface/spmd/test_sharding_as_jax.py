@@ -142,6 +142,14 @@ cases["shard_map rank errors"] = [
     [type(e).__name__, str(e).splitlines()[0]]
     for e in (excepted(lambda: too_long_in(x8)), excepted(lambda: too_long_out(v)))
 ]
+# An unreduced result of a jitted einsum (out_sharding=P(..., unreduced=)) keeps its type
+ex1 = jax.sharding.Mesh(np.asarray(d[:2]), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+with jax.set_mesh(ex1):
+    xa = jax.device_put(np.arange(4.0, dtype=np.float32).reshape(2, 2), P(None, "x"))
+    ya = jax.device_put(np.arange(4.0, dtype=np.float32).reshape(2, 2), P("x", None))
+    unred = P(None, None, unreduced={"x"})
+    u = jax.jit(lambda a, b: jnp.einsum("ab,bc->ac", a, b, out_sharding=unred))(xa, ya)
+    cases["unreduced einsum"] = [str(u.sharding.spec), np.asarray(jax.reshard(u, P())).tolist()]
 """
 
 ORACLE = (
@@ -169,7 +177,8 @@ def results():
                                   "vmap axis named as the mesh's", "sds P no mesh", "sds P rank",
                                   "sds P sharding", "sds P lowered", "zeros_like sds",
                                   "shard_map no mesh", "donation layouts",
-                                  "explicit concatenate", "shard_map rank errors"])  # fmt: skip
+                                  "explicit concatenate", "shard_map rank errors",
+                                  "unreduced einsum"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
