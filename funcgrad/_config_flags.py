@@ -27,6 +27,7 @@ from funcgrad.kernel import custom_rule_args as _custom_rule_args
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.kernel import traceback_util as _traceback_util
+from funcgrad.kernel.environment import bool_env, truth_value
 from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
@@ -386,8 +387,7 @@ _FLAG_LIST = [
     ),
     _Flag(
         "jax_disable_most_optimizations",
-        os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "").lower()
-        in ("1", "true", "yes", "on"),  # (as executables)
+        bool_env("JAX_DISABLE_MOST_OPTIMIZATIONS", False),  # (as executables)
         _bool("jax_disable_most_optimizations"),
         _set_disable_most_optimizations,
     ),
@@ -509,18 +509,13 @@ _ENV_READ_ELSEWHERE = frozenset(
         "jax_cpu_enable_async_dispatch",
     }
 )
-_TRUE, _FALSE = ("y", "yes", "t", "true", "on", "1"), ("n", "no", "f", "false", "off", "0")
 
 
 def _environment_value(name: str, text: str, default):
     """``text``, the variable ``name.upper()``, as a value of the flag's type (JAX's ``bool_env``
     words for a bool: y/yes/t/true/on/1 and their opposites)."""
     if isinstance(default, bool):
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        raise ValueError(f"invalid truth value {text!r} for environment {name.upper()!r}")  # (JAX's)
+        return truth_value(name.upper(), text)
     if isinstance(default, int | float):
         return type(default)(text)
     return text

@@ -30,7 +30,6 @@ input (``to_numpy``) is alive, XLA silently skips donating it.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 
@@ -39,6 +38,7 @@ from jaxlib import _jax
 from jaxlib import xla_client as xc
 
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.environment import bool_env
 
 from . import backends, compile_cache, lapack, plugins, runtime_tokens
 from .backends import (
@@ -401,9 +401,7 @@ def compile(
 
 
 # ``jax_disable_most_optimizations`` (funcgrad.config; JAX_DISABLE_MOST_OPTIMIZATIONS=1 at start, as JAX's)
-_most_optimizations_disabled = [
-    os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "").lower() in ("1", "true", "yes", "on")
-]
+_most_optimizations_disabled = [bool_env("JAX_DISABLE_MOST_OPTIMIZATIONS", False)]
 
 
 def set_disable_most_optimizations(on: bool) -> None:

@@ -38,13 +38,13 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 
 from __future__ import annotations
 
-import os
 import sys
 import types
 
 import numpy as np
 
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.environment import bool_env
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.thread_modes import ThreadOverride
 
@@ -284,15 +284,9 @@ def inexact_of(dtype) -> np.dtype:
     return out if _self.x64_enabled else TO_32.get(out, out)
 
 
-def _env_x64() -> bool:
-    # JAX_ENABLE_X64, read once at import as JAX does: "0"/"false"/"no"/"off" turn 64-bit types off.
-    text = os.environ.get("JAX_ENABLE_X64")
-    if text is None:
-        return True
-    return text.strip().lower() not in ("0", "false", "no", "off", "f", "n")
-
-
-if not _env_x64():
+# JAX_ENABLE_X64, read once at import as JAX does (its bool_env words): "0"/"false"/"no"/"off" turn
+# 64-bit types off; unset, funcgrad's default mode has them on.
+if not bool_env("JAX_ENABLE_X64", True):
     set_x64(False)  # (NOTE: [x64 mode])
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import gc
 import inspect
-import os
 import sys
 import types
 
+from funcgrad.kernel.environment import bool_env
 from funcgrad.kernel.values import Tracer
 
 # NOTE: [leak checking]
@@ -24,7 +24,7 @@ from funcgrad.kernel.values import Tracer
 # the flag a leaked tracer is still caught where it is used (UnexpectedTracerError).
 # (on from the start under JAX_CHECK_TRACER_LEAKS=1, as JAX reads its flags from the environment)
 _leaks: dict = {
-    "on": os.environ.get("JAX_CHECK_TRACER_LEAKS", "").lower() in ("1", "true", "yes", "on"),
+    "on": bool_env("JAX_CHECK_TRACER_LEAKS", False),
     "pending": [],
 }
 

@@ -68,3 +68,22 @@ def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
         # type(x) prints jaxlib._jax.ArrayImpl, jax.Array and a bare set_mesh(...) as JAX's
         # (thinking_in_jax.md, parallel.md; funcgrad.as_jax._name_classes_as_jax)
         assert lines[-3] == _jax_class_names()
+
+
+@pytest.mark.parametrize("text", ["1", "0", "True", "OFF", "y", "N", "t", "f", "", "2", " 1", "maybe"])
+def test_environment_truth_values_are_jax_s_bool_env(text, monkeypatch):
+    # JAX_ENABLE_X64, JAX_CHECK_TRACER_LEAKS, JAX_DISABLE_MOST_OPTIMIZATIONS and the configuration's
+    # start from the environment read one set of words, JAX's (funcgrad/kernel/environment.py)
+    from jax._src.config import bool_env as jax_bool_env
+
+    from funcgrad.kernel.environment import bool_env
+
+    monkeypatch.setenv("FUNCGRAD_TEST_TRUTH", text)
+
+    def outcome(read):
+        try:
+            return read("FUNCGRAD_TEST_TRUTH", False)
+        except ValueError as e:
+            return str(e)
+
+    assert outcome(bool_env) == outcome(jax_bool_env)
