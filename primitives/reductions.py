@@ -31,7 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import JET_OF_SELECTION, JET_OF_SUBPROGRAM, aval_of, checked_impl, to_front
+from funcgrad.primitives._rules import (
+    JET_OF_SELECTION,
+    JET_OF_SUBPROGRAM,
+    aval_of,
+    checked_impl,
+    half_floats_compiled,
+    to_front,
+)
 from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
 from funcgrad.kernel import core
@@ -228,6 +235,11 @@ reduce_prod_p.def_impl(lambda x, *, axes: np.asarray(np.prod(x, axis=axes, dtype
 reduce_prod_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_prod", x, axes))
 reduce_prod_p.def_jvp(_prod_jvp)
 reduce_prod_p.def_batch(_batch_reduction(reduce_prod_p))
+# A sum or product accumulated in float16/bfloat16 (jnp.sum(x, dtype=bfloat16); a cotangent's
+# reduction) adds in XLA's vectorised order, each partial result rounded to the half type; NumPy's
+# loop adds one element after another, so a bfloat16 sum of 1000 values in [0, 1) stops at 256
+# (256 + 0.5 rounds back to 256) where jax's is 506. The eager step runs them compiled, as jax.
+half_floats_compiled(reduce_sum_p, reduce_prod_p)
 
 
 def reduce_prod(x, axes):

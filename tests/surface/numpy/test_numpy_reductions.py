@@ -689,6 +689,25 @@ def test_half_precision_sums_products_and_means_round_as_jax(dtype):
         np.testing.assert_array_equal(got, want, err_msg=name)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_sums_accumulated_in_the_half_type_eagerly_as_jax(dtype):
+    # An eager sum/prod with dtype=float16/bfloat16 adds in XLA's order (compiled), as jax's: NumPy's
+    # loop added one element after another, so a bfloat16 sum of 1000 values in [0, 1) stopped at
+    # 256 (256 + 0.5 rounds back to 256) where jax's is about 500
+    jax = pytest.importorskip("jax")
+    dt = jax.numpy.dtype(dtype)
+    x = np.random.default_rng(0).random(1000).astype(dt)
+    for name, f in {
+        "sum": lambda m, v: m.sum(v, dtype=dt),
+        "sum_axis": lambda m, v: m.sum(v.reshape(10, 100), axis=1, dtype=dt),
+        "prod": lambda m, v: m.prod(v[:50] * 0.05 + 1, dtype=dt),
+    }.items():
+        want = np.asarray(f(jax.numpy, jax.numpy.asarray(x)))
+        got = np.asarray(f(fnp, fnp.asarray(x)))
+        assert got.dtype == want.dtype, name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
 def test_quantiles_of_a_0d_array_with_keepdims_as_jax():
     # Found by the fuzzer: JAX ravels a 0-d input and keeps that axis (NumPy gives 0-d)
     jnp = pytest.importorskip("jax").numpy
