@@ -34,7 +34,14 @@ mode needs one of the monoid primitives above, as in JAX).
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives._rules import JET_OF_SELECTION, JET_OF_SUBPROGRAM, aval_of, checked_impl, to_front
+from funcgrad.primitives._rules import (
+    JET_OF_SELECTION,
+    JET_OF_SUBPROGRAM,
+    aval_of,
+    checked_impl,
+    half_floats_compiled,
+    to_front,
+)
 from funcgrad.primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
 from funcgrad.primitives.reductions import reducer_operands
 from funcgrad.primitives.structure import pad, slice_
@@ -177,7 +184,7 @@ def _fold(view, out, ufunc, np_reduce):
     passes over the outputs), one strided NumPy reduction otherwise."""
     offsets = _offsets(view.shape[len(out) :])
     if len(offsets) > _FOLD_LIMIT:
-        return _fold(view, out, ufunc, np_reduce)
+        return np.asarray(np_reduce(view, tuple(range(len(out), view.ndim))))
     lead = (slice(None),) * len(out)
     acc = np.array(view[lead + offsets[0]])
     for off in offsets[1:]:
@@ -241,6 +248,9 @@ reduce_window_sum_p = _linear_window_primitive(
 )
 reduce_window_sum_p.def_traits(may_produce_nan=True)
 reduce_window_sum_p.def_taylor(linear_taylor(reduce_window_sum_p))  # (linear in its inexact operands)
+# (a float16/bfloat16 window sum adds in XLA's order, each partial result rounded to the half type:
+# NumPy's loop, one element after another, stops a bfloat16 sum of 1000 values in [0, 1) at 256)
+half_floats_compiled(reduce_window_sum_p)
 
 
 # ----------------------------------------------------------------------------------------------

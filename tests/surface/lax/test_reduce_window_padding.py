@@ -43,3 +43,19 @@ def test_init_values_typed_as_jax():
             jax.lax.reduce_window(y, init, getattr(jax.lax, op), (2,), (1,), "VALID")
         with pytest.raises(TypeError):
             funcgrad.lax.reduce_window(y, init, getattr(funcgrad.lax, op), (2,), (1,), "VALID")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_eager_window_sum_over_more_than_64_elements_as_jax(dtype):
+    # A window of more than _FOLD_LIMIT elements is reduced in one NumPy call (the eager step
+    # recursed into itself: RecursionError); a bfloat16 one adds in XLA's order (compiled), where
+    # NumPy's loop stopped at 256
+    dt = jax.numpy.dtype(dtype)
+    x = np.random.default_rng(0).random((3, 1000)).astype(dt)
+    window = ((1, 500), (1, 250), "VALID")
+    want = jax.lax.reduce_window(jax.numpy.asarray(x), dt.type(0), jax.lax.add, *window)
+    got = funcgrad.lax.reduce_window(funcgrad.numpy.asarray(x), dt.type(0), funcgrad.lax.add, *window)
+    assert got.dtype == want.dtype
+    # (float32: NumPy's order of additions, within float32's rounding of XLA's; bfloat16 bit for bit)
+    rtol = 1e-5 if dtype == "float32" else 0
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=rtol)
