@@ -102,7 +102,7 @@ def _operand_dtypes(outcome):
 
 # (multigammaln: a sum of gammaln)
 _SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "special.gamma", "lax.digamma", "special.digamma",
-                   "lax.polygamma", "special.polygamma", "lax.zeta", "special.expn",
+                   "lax.polygamma", "special.polygamma", "special.expn",
                    "special.expi", "special.multigammaln"}  # fmt: skip
 
 
@@ -383,12 +383,11 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "scipy-special-edge-values",
-        "`lgamma`/`gammaln`, `digamma`, `polygamma` and `zeta` at poles and infinities; `expn(n, 0)`, "
-        "`expi(0)`.",
+        "`lgamma`/`gammaln`, `digamma` and `polygamma` at poles and infinities; `expn(n, 0)`, `expi(0)`.",
         "funcgrad.scipy.special takes SciPy's value where SciPy and jax disagree at the edge of the "
         "domain (NaN only where SciPy gives NaN).",
         "`digamma(0.0)`: -inf (jax: nan); `digamma(-0.0)`: inf; `gammaln(-inf)`: -inf (jax: inf); "
-        "`polygamma(1, inf)`: 0 (jax: nan); `zeta(0, 0)`: nan (jax: inf); `zeta(2, inf)`: 0 (jax: nan); "
+        "`polygamma(1, inf)`: 0 (jax: nan); "
         "`expn(3, 0.0)`: 0.5 = 1/(n-1) (SciPy: 0.5; jax: 1/3); `expi(0.0)`: -inf (SciPy: -inf; jax: nan)",
         _scipy_edges,
     ),
