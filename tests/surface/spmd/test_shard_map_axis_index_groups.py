@@ -60,9 +60,10 @@ def test_psum_and_pmean_in_groups_under_pmap():
 def test_bad_groups_and_vmap():
     with pytest.raises(ValueError, match="exactly once"):
         funcgrad.pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1], [2]]), axis_name="i")(np.ones(4))
-    with pytest.raises(ValueError, match="same size"):
-        funcgrad.pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1, 2], [3]]), axis_name="i")(
-            np.ones(4)
-        )
+    # groups of different sizes are computed as JAX's pmap computes them (replica groups padded)
+    out = funcgrad.pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1, 2], [3]]), axis_name="i")(
+        np.ones(4)
+    )
+    np.testing.assert_array_equal(np.asarray(out), [3.0, 3.0, 3.0, 1.0])  # (jax 0.10.2's value)
     with pytest.raises(NotImplementedError, match="not supported under vmap"):
         funcgrad.vmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0], [1]]), axis_name="i")(np.ones(2))
