@@ -322,7 +322,7 @@ def _placed_attr(spmd, s) -> str:
 
 def _sharding_attr(spmd, s) -> str:
     """``(mesh, spec)`` or ``(mesh, spec, unreduced axes)``: a Shardy sharding; a string: XLA's
-    HloSharding text (Shardy imports it)."""
+    HloSharding text (where no mesh says it: NOTE: [Shardy reads sdy shardings only])."""
     if isinstance(s, str):
         return f'mhlo.sharding = "{s}"'
     unreduced = s[2] if len(s) > 2 else ()

@@ -271,6 +271,47 @@ def spec_of(s: MeshSharding, ndim: int):
     return None
 
 
+class TileMesh:
+    """A mesh read off a tiled ``HloSharding`` (``tile_spec``): one axis per split dimension, and
+    one for the copies of ``last_tile_dim_replicate``, over the sharding's devices in its tile
+    order. Modules declare it as any mesh (``sdy.mesh ... device_ids=[...]``)."""
+
+    __slots__ = ("axis_names", "devices")
+
+    def __init__(self, axis_names, devices):
+        self.axis_names, self.devices = tuple(axis_names), devices
+
+
+# NOTE: [Shardy reads sdy shardings only]
+# jaxlib 0.10.2's Shardy partitioner ignores an ``mhlo.sharding`` text on ``@main``'s parameters: it
+# compiles them replicated, and an argument passed sharded then fails in XLA's runtime, which
+# crashes the process. So a sharding known only as HLO text (no mesh names it: a layout XLA chose,
+# a mesh-less MeshSharding) is written into modules as an sdy sharding over the mesh ``tile_spec``
+# reads off it (xla_bridge/spmd.py's ``_spec_of``); HLO text is left only where no mesh says it.
+
+
+def tile_spec(s: MeshSharding, ndim: int):
+    """``(TileMesh, spec)`` laying a rank-``ndim`` array out as ``s``'s tiled HloSharding does, or
+    ``None`` (maximal, manual or other subgroup shardings): NOTE: [Shardy reads sdy shardings only]."""
+    h = s._fg_hlo
+    if not h.is_tiled() or h.subgroup_types():
+        return None
+    dims = list(h.tile_assignment_dimensions())
+    if len(dims) != ndim + (1 if h.replicate_on_last_tile_dim() else 0):
+        return None
+    devices = np.array([s._fg_devs[p] for p in h.tile_assignment_devices()], dtype=object)
+    names, shape, spec = [], [], []
+    for d, count in enumerate(dims[:ndim]):
+        if count > 1:
+            names.append(f"_fg_dim{d}")
+            shape.append(count)
+        spec.append((f"_fg_dim{d}",) if count > 1 else ())
+    if len(dims) > ndim and dims[-1] > 1:
+        names.append("_fg_copies")
+        shape.append(dims[-1])
+    return TileMesh(names, devices.reshape(shape)), tuple(spec)
+
+
 def _candidate_specs(mesh, counts):
     """Specs over ``mesh`` splitting each dimension into ``counts[d]`` tiles."""
     names = list(mesh.axis_names)
@@ -498,8 +539,17 @@ def read(buf) -> np.ndarray:
     if replicated_:
         return block_numpy(parts[0][2])
     out = np.empty(shape, dtype)
-    for _, index, arr in parts:
-        out[index] = block_numpy(arr)
+    # Each piece is read from its first copy (replica 0: the first of its devices in the sharding's
+    # order), as JAX's np.asarray reads it: copies may differ (a shard_map whose out_specs leave out
+    # an axis its body's value varies along, under check_vma=False), and XLA's programs read that
+    # copy too, so the host value and a jitted reduction of it agree.
+    position = {d: i for i, d in enumerate(s._fg_devs)}
+    written = set()
+    for _, index, arr in sorted(parts, key=lambda part: position.get(part[0], len(position))):
+        key = _key(index)
+        if key not in written:
+            written.add(key)
+            out[index] = block_numpy(arr)
     out.flags.writeable = False
     return out
 

@@ -127,7 +127,8 @@ def _spec_of(s, mesh, ndim):
     spec = sharded.spec_of(s, ndim)
     if spec is not None:
         return (s._fg_mesh, spec)
-    return str(s._fg_hlo)
+    # (NOTE: [Shardy reads sdy shardings only]: HLO text only where no mesh can say it)
+    return sharded.tile_spec(s, ndim) or str(s._fg_hlo)
 
 
 def _in_memory(spec, s):

@@ -290,3 +290,23 @@ def test_pcast_and_pvary_mark_an_eager_value_varying(capsys):
     out = sm(body, P(), P("x"))(np.ones(2))
     assert capsys.readouterr().out == "float64[2] float64[2]{V:x} float64[2]{V:(x,y)}\n"
     np.testing.assert_allclose(out, np.ones(8))
+
+
+def test_a_value_whose_copies_differ_reads_its_first_copy_as_jax():
+    # With check_vma=False, out_specs P('y', None) leaves out 'x', along which the body's value
+    # varies: the result's copies over 'x' differ, and JAX reads the first (replica 0, the x = 0
+    # devices), on the host as in a jitted reduction. funcgrad's host read let the last copy win:
+    # np.asarray(y) summed to 0.642 where jnp.sum(y) and jax gave 0.195.
+    mesh = make_mesh((2, 4), ("x", "y"), (AxisType.Auto,) * 2)
+    body = funcgrad.shard_map(
+        lambda a: fnp.sinh(fnp.deg2rad(a)),
+        mesh=mesh,
+        in_specs=P("x"),
+        out_specs=P("y", None),
+        check_vma=False,
+    )
+    a = np.arange(16.0).reshape(8, 2) / 10
+    want = np.tile(np.sinh(np.deg2rad(a[:4])), (4, 1))  # (the x = 0 block, once per 'y' device)
+    for y in (body(a), funcgrad.jit(body)(a)):
+        np.testing.assert_allclose(np.asarray(y), want, rtol=1e-15)
+        np.testing.assert_allclose(float(fnp.sum(y)), want.sum(), rtol=1e-14)

@@ -561,3 +561,19 @@ def test_dlpack_of_an_array_on_several_devices_is_jaxs_buffer_error():
             y.__dlpack_device__()
     z = funcgrad.device_put(np.arange(3.0), funcgrad.devices()[5])
     assert np.from_dlpack(z).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_sharding_known_only_as_hlo_text_is_compiled_as_given():
+    # NOTE: [Shardy reads sdy shardings only]: a value laid out by a sharding no mesh names (here
+    # XLA's text of a shard_map's P('y', None) over a (2, 4) mesh) entered eager programs as an
+    # mhlo.sharding, which Shardy ignores: XLA compiled the parameter replicated, and the sharded
+    # argument failed in its runtime and crashed the process (the sharded-program fuzzer, seed 16008)
+    sharded = xla_bridge.sharded
+    h = xla_client.HloSharding.from_string("{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}")
+    a = np.arange(32.0).reshape(16, 2)
+    x = funcgrad.kernel.array.Array._from_buffer(
+        sharded.put(a, sharded.MeshSharding(tuple(funcgrad.devices()[:8]), h, None)), False
+    )
+    assert {tuple(s.data.shape) for s in x.addressable_shards} == {(4, 2)}
+    assert float(fnp.sum(x)) == a.sum() and float(fnp.sum(x * 2)) == 2 * a.sum()
+    np.testing.assert_array_equal(np.asarray(fnp.cumsum(x, 0)), np.cumsum(a, 0))
