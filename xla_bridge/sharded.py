@@ -438,7 +438,9 @@ def put(value, s: MeshSharding, *, weak_type: bool = False):
             # several partially-replicated blocks sharing one host buffer.
             key = _key(ix)
             block = np.asarray(a[ix])  # (ascontiguousarray would make a 0-d block 1-d)
-            if key in seen or not block.flags.c_contiguous:
+            if key in seen or not block.flags.c_contiguous or not block.size:
+                # (empty blocks too: views of an empty array share one address, which jaxlib's put
+                # fails on the same way; each gets an allocation of its own)
                 block = np.array(block, copy=True, order="C")
             blocks.append(block)
             seen.add(key)
