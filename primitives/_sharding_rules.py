@@ -256,10 +256,10 @@ def _reshape(avals_in, avals_out, *, new_sizes, **params):
             out.extend([()] * len(gj))
             continue
         if len(gi) > 1:
-            # A merge: every operand dimension but the first must be wholly split by its axes.
-            for d in gi[1:]:
-                if spec[d] and math.prod(sizes[n] for n in spec[d]) != shape[d]:
-                    raise _reshape_error(x, new_sizes)
+            # A merge (JAX's _merge_an_axis_sharding_rule): the merged dimension takes the group's
+            # axes in order, major first, each dividing what is left; an unsharded dimension before
+            # a sharded one is ambiguous. (A later dimension need not be wholly split by its axes:
+            # (8, 8) over P('x', 'y') flattens to P(('x', 'y')), the type JAX gives.)
             for k, d in enumerate(gi):
                 if not spec[d] and any(spec[e] for e in gi[k + 1 :]):
                     raise _reshape_error(x, new_sizes)

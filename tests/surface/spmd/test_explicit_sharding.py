@@ -745,3 +745,36 @@ def test_lax_reduction_left_unreduced_as_jax():
             return str(y.sharding.spec), str(y).split("sharding=")[0], str(lib.typeof(y))
 
     assert run(funcgrad, fs, fnp) == run(jax, jax.sharding, jax.numpy)
+
+
+@pytest.mark.parametrize(
+    "shape, spec, new",
+    [
+        ((8, 8), ("x", "y"), (64,)),
+        ((8, 8), ("y", "x"), (64,)),
+        ((8, 8), (None, "y"), (64,)),
+        ((2, 4, 8), (None, "y", "x"), (2, 32)),
+        ((4, 2, 8), ("y", None, "x"), (8, 8)),
+        ((2, 8), ("x", "y"), (16,)),
+    ],
+)
+def test_merging_reshapes_type_their_result_as_jax(meshes, shape, spec, new):
+    # JAX's merge rule: the merged dimension takes the group's axes in order, each dividing what is
+    # left; a later dimension need not be wholly split by its axes ((8, 8) over P('x', 'y')
+    # flattens to P(('x', 'y')): funcgrad raised ShardingTypeError, the first thing a user who
+    # ravels an explicitly sharded array meets); an unsharded dimension before a sharded one is
+    # JAX's ShardingTypeError
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def build(np_, put, lib, sh):
+        out = []
+        for f in (lambda x: x.reshape(new), lib.jit(lambda x: x.reshape(new))):
+            try:
+                y = f(put(a, *spec))
+                out.append((str(lib.typeof(y).sharding.spec), np.asarray(y).tolist()))
+            except Exception as e:
+                out.append(type(e).__name__)
+        return out
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs
