@@ -367,6 +367,7 @@ class Lowered(_Stage):
         in_shardings = _with_abstract_shardings(staged, flat)
         if staged.spmd or in_shardings is not staged.in_shardings or needs_spmd(staged.closed, flat):
             # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
+            self._flat, self._in_shardings = flat, in_shardings  # (compile's with compiler_options)
             self._spmd = spmd().prepare(
                 staged.closed, flat, fun._name, donated, in_shardings, staged.out_shardings,
                 names=(staged.arg_names, staged.result_names),
@@ -484,13 +485,15 @@ class Lowered(_Stage):
         # (jit's own compiler_options, updated by these, as JAX's)
         options = {**(getattr(f, "_compiler_options", None) or {}), **(options or {})} or None
         if self._spmd is not None:
-            if options:
-                raise ValueError(
-                    f"jit({f._name}).lower(...).compile: compiler_options are not supported yet for "
-                    "a program over several devices (sharded inputs or in/out_shardings); compile "
-                    "it without them"
-                )
-            out = CompiledCall(f, self._staged, self._spmd)
+            program = self._spmd
+            if options:  # (the same program compiled again with these options, cached per options)
+                staged = self._staged
+                program = spmd().prepare(
+                    staged.closed, self._flat, f._name, self._donated, self._in_shardings,
+                    staged.out_shardings, names=(staged.arg_names, staged.result_names),
+                    compiler_options=options,
+                )  # fmt: skip
+            out = CompiledCall(f, self._staged, program)
         else:
             out = CompiledCall(
                 f,

@@ -447,7 +447,7 @@ class Dispatcher(_HotCall):
         if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
             c = spmd().prepare(
                 staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings,
-                names=(staged.arg_names, staged.result_names),
+                names=(staged.arg_names, staged.result_names), compiler_options=self._compiler_options,
             )  # fmt: skip
             return c, True
         device = self._device if self._device is not None or committed is None else committed[0]

@@ -63,6 +63,7 @@ __all__ = [
     "hlo_cost_analysis",
     "hlo_text",
     "mlir_module",
+    "option_overrides",
 ]
 
 _lock = threading.Lock()
@@ -341,7 +342,7 @@ def compile(
     outs = tuple(_as_aval(a) for a in out_avals)
     donate = tuple(sorted({int(i) for i in donate_argnums}))
     host_callbacks = tuple(host_callbacks)
-    overrides = _option_overrides(compiler_options)
+    overrides = option_overrides(compiler_options)
     key = (module_text, backend.platform, device.id, donate, ins, outs, host_callbacks, overrides)
     exe = _exe_cache.get(key)
     if exe is not None:
@@ -445,7 +446,7 @@ def load_compiled(client, module_text, device_list, opts, devices, host_callback
     )
 
 
-def _option_overrides(options) -> tuple:
+def option_overrides(options) -> tuple:
     """``compiler_options`` as sorted (name, value) pairs (a cache key part); a bool, int, float
     or str value each, as XLA's option parser takes them."""
     if not options:

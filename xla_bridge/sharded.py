@@ -47,6 +47,7 @@ from jaxlib import xla_client as xc
 from funcgrad.kernel.caches import register_cache
 
 from . import lapack, runtime, runtime_tokens
+from .backends import set_compiler_options
 from .dlpack import dlpack_to_numpy
 from .dtypes import aval
 from .executables import load_compiled
@@ -691,18 +692,25 @@ def compile_spmd(
     donate_argnums=(),
     host_callbacks=(),
     read=None,
+    compiler_options=(),
 ):
     """Compile an SPMD module for ``devices``; output shardings come from XLA (the partitioner's
     choice where the module does not fix them), over ``mesh`` for the surface to name.
     ``host_callbacks``: the Python functions of the module's host-callback custom calls (a
     ``debug.print`` in a shard_map body); without them XLA would call a missing function.
-    ``read``: one flag per parameter, whether the program reads it (None: all)."""
+    ``read``: one flag per parameter, whether the program reads it (None: all).
+    ``compiler_options``: XLA's options as sorted (name, value) pairs
+    (``executables.option_overrides``), set as on one device; XLA refuses an unknown name or a
+    bad value (``XlaBridgeError``, a ``JaxRuntimeError``)."""
     devices = tuple(devices)
     host_callbacks = tuple(host_callbacks)
     # (the mesh too: results name it, and one module text may be compiled for two meshes over
     # the same devices, e.g. the same axes Auto and Explicit)
     read = tuple(read) if read is not None else (True,) * len(in_avals)
+    compiler_options = tuple(compiler_options)
     key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh, read)
+    if compiler_options:
+        key = (*key, compiler_options)
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -712,6 +720,8 @@ def compile_spmd(
         except ValueError as e:
             raise runtime.XlaBridgeError(str(e), phase="compile", module_text=text) from None
     opts = _spmd_options(devices)
+    if compiler_options:
+        set_compiler_options(opts, compiler_options)
     try:
         loaded = load_compiled(devices[0].client, text, xc.DeviceList(devices), opts, devices, host_callbacks)
     except _jax.JaxRuntimeError as e:

@@ -30,6 +30,7 @@ import numpy as np
 from funcgrad.primitives.callbacks import debug_callback_p, ordered_callback_in
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
+from funcgrad.xla_bridge.executables import option_overrides
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
 from funcgrad.xla_bridge.programs import ArgumentMismatch, Compiled, cached
@@ -164,17 +165,23 @@ def _unreduced_spec(spec, aval):
     return (*spec, unreduced)
 
 
-def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None, names=None) -> Compiled:
+def compiled(
+    closed, name, donated, devices, mesh, in_shardings, out_shardings=None, names=None, compiler_options=None
+) -> Compiled:
     """The program of ``closed`` for ``devices`` with these shardings: the SPMD builder of
     ``programs.cached`` (NOTE: [one compiled program]). ``names``: ``(arg_names, result_names)``
-    for the module's text (``lower_jaxpr``'s), or None."""
+    for the module's text (``lower_jaxpr``'s), or None. ``compiler_options``: XLA's options by
+    name (``Lowered.compile``'s, as on one device), part of the key."""
     out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * len(closed.out_avals)
     donated_t = tuple(donated) if donated is not None and any(donated) else None
+    options = option_overrides(compiler_options)
     key = (id(closed), tuple(devices), tuple(map(id, in_shardings)), tuple(map(id, out_shardings)), donated_t)
+    if options:
+        key = (*key, options)
     return cached(
         key,
         closed,
-        lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names),
+        lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names, options),
         in_shardings,
     )
 
@@ -187,7 +194,9 @@ def _read_inputs(jaxpr) -> tuple[bool, ...]:
     return tuple(v in needed for v in jaxpr.invars)
 
 
-def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names=None) -> Compiled:
+def _build(
+    closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names=None, options=()
+) -> Compiled:
     if len(devices) > 1 and ordered_callback_in(closed, (debug_callback_p,)):
         # (JAX's refusal: an ordered debug print has no one order over several devices; an
         # ordered io_callback runs on one device, as JAX's shardable ordered effects)
@@ -222,6 +231,7 @@ def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, 
         lowered.donate_argnums,
         lowered.host_callbacks,
         read=(False,) * n_const + _read_inputs(closed.jaxpr),  # (constants are no arguments)
+        compiler_options=options,
     )
     # Requested output shardings keep their identity (the surface's NamedSharding objects).
     for j, s in enumerate(out_shardings):
@@ -277,11 +287,14 @@ def _check_aval(got, want, name):
         raise ArgumentMismatch(name, got.shape, got.dtype, want)
 
 
-def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None, names=None) -> Compiled:
+def prepare(
+    closed, args, name, donated=None, in_shardings=None, out_shardings=None, names=None, compiler_options=None
+) -> Compiled:
     """The compiled program (cached) of a call of ``closed`` on ``args`` over several devices;
-    ``execute.run`` runs it (NOTE: [one compiled program]). ``names``: ``compiled``'s."""
+    ``execute.run`` runs it (NOTE: [one compiled program]). ``names``, ``compiler_options``:
+    ``compiled``'s."""
     devices, mesh, resolved = plan(closed, args, in_shardings, out_shardings)
-    return compiled(closed, name, donated, devices, mesh, resolved, out_shardings, names)
+    return compiled(closed, name, donated, devices, mesh, resolved, out_shardings, names, compiler_options)
 
 
 def shard_arg(x, s):
