@@ -466,8 +466,20 @@ def _check_typed_match(x, norm, mesh, manual, path):
         )
 
 
+class _SpecsAfterTrace:
+    """Out specs known only once the body has run (pmap's: one per output, from ``out_axes``
+    broadcast over the output tree), as JAX's internal ``out_specs_thunk``; never a user's."""
+
+    __slots__ = ("thunk",)
+
+    def __init__(self, thunk):
+        self.thunk = thunk
+
+
 def out_specs_of(out_specs, shaped, mesh, manual, where):
     """The normalized out specs of outputs ``shaped`` (a pytree of avals), and the user's leaves."""
+    if type(out_specs) is _SpecsAfterTrace:
+        out_specs = out_specs.thunk()
     leaves = _flat_specs(out_specs, shaped, "out_specs", where, allow_none=False)
     paths = _paths(shaped, "out_specs")
     name = where[len("shard_map(") : -1] if where.startswith("shard_map(") else where
@@ -703,29 +715,32 @@ def pmap(
                 full.append(args[i] if i in statics else next(it))
             out = fun(*full, **named)
             leaves, out_tree = flatten_outputs(out, where)
-            box.append(out_tree)
-            return [st.reshape(asarray(o), (1, *asarray(o).shape)) for o in leaves]
+            outputs = tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+            try:
+                leaf_out_axes = tu.broadcast_prefix(out_axes, outputs)
+            except ValueError as e:
+                raise _structure_error(
+                    "broadcast_prefix prefix_tree", out_axes, _is_axis_leaf, outputs, e
+                ) from None
+            box.append((out_tree, leaf_out_axes))
+            # An unmapped output (out_axes=None) is each device's own value, unchecked, as JAX's:
+            # out_specs P() keeps every device's copy (which may differ: its blocks are read from
+            # the first device's), where a stacked output indexed at 0 would copy the first.
+            return [
+                asarray(o) if ax is None else st.reshape(asarray(o), (1, *asarray(o).shape))
+                for o, ax in zip(leaves, leaf_out_axes)
+            ]
 
         box: list = []
-        probe = shard_map(
-            per_device, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec(axis_name), check_vma=False
+        specs = _SpecsAfterTrace(
+            lambda: [PartitionSpec() if ax is None else PartitionSpec(axis_name) for ax in box[-1][1]]
         )
-        # Trace once to learn the output tree, then honour out_axes per output.
-        outs = probe(*moved)
-        out_tree = box[-1]
-        try:
-            leaf_out_axes = tu.broadcast_prefix(
-                out_axes, tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-            )
-        except ValueError as e:
-            outputs = tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-            raise _structure_error(
-                "broadcast_prefix prefix_tree", out_axes, _is_axis_leaf, outputs, e
-            ) from None
+        outs = shard_map(per_device, mesh=mesh, in_specs=in_specs, out_specs=specs, check_vma=False)(*moved)
+        out_tree, leaf_out_axes = box[-1]
         result = []
         for o, ax in zip(outs, leaf_out_axes):
             if ax is None:
-                result.append(st.index_in_dim(o, 0, 0, keepdims=False))
+                result.append(o)
             else:
                 ax = ax % o.ndim
                 result.append(o if ax == 0 else st.moveaxis(o, 0, ax))

@@ -44,6 +44,12 @@ CASES = {
     "pmean_uneven_groups": lambda L: L.pmap(  # (divided by the first group's size, in jax too)
         lambda v: L.lax.pmean(v, "i", axis_index_groups=[[0, 1, 2], [3, 4, 5, 6, 7]]), "i"
     )(np.arange(8.0)),
+    "out_axes_none_per_device": lambda L: [  # (each device keeps its own value, unchecked)
+        np.asarray(b.data) for b in L.pmap(lambda v: v * 2, out_axes=None)(X.T).addressable_shards[:4]
+    ],
+    "out_axes_none_grad": lambda L: L.grad(
+        lambda w: L.pmap(lambda v: v * w, out_axes=None)(np.arange(8.0)).sum()
+    )(2.0),
     "compiler_options": lambda L: L.pmap(lambda v: v - L.lax.pmean(v, "i"), "i")
     .lower(X.reshape(8, 1))
     .compile(compiler_options={"xla_embed_ir_in_executable": True})(X.reshape(8, 1)),
