@@ -21,7 +21,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._user_contexts import make_user_context
-from funcgrad.kernel import batching, core
+from funcgrad.kernel import batching
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.hooks import hooks
 
@@ -537,13 +537,6 @@ class use_mesh:
         self.mesh.__exit__(*exc)
 
 
-def _top_level() -> bool:
-    """JAX's ``core.trace_state_clean()``: no transformation is running (no jit, grad, vmap, ...)
-    and no named axis is bound; ``set_mesh`` is refused otherwise (under ``grad`` and ``vmap`` too,
-    where funcgrad refused only under staging)."""
-    return isinstance(core.current_trace(), core.EvalTrace) and not batching.axis_env()
-
-
 class set_mesh:
     """Make ``mesh`` the mesh in scope for the rest of the program (``None`` clears it); used as
     ``with set_mesh(mesh):`` it is restored to the previous one at the end of the block.
@@ -559,7 +552,8 @@ class set_mesh:
     def __init__(self, mesh: Mesh | None):
         if mesh is not None and not isinstance(mesh, Mesh):
             raise TypeError(f"set_mesh expects a Mesh (or None), got {type(mesh).__name__}")
-        if not _top_level():  # (JAX's refusals, in its words)
+        # (JAX's refusals, in its words, under any transformation: grad and vmap too)
+        if not batching.trace_state_clean():
             raise ValueError("`set_mesh` can only be used outside of `jax.jit`.")
         if mesh is not None and mesh.manual_axes:
             raise ValueError(

@@ -87,6 +87,20 @@ def axis_env() -> tuple:
     return tuple(_axes.frames)
 
 
+def trace_state_clean() -> bool:
+    """JAX's ``core.trace_state_clean()``: no transformation is running (the current trace is the
+    eager one -- also under ``debug_nans``'s checking evaluator, as in JAX, where it is a dispatch
+    mode -- and no named axis is bound).
+
+    >>> trace_state_clean()
+    True
+    >>> with extend_axis_env([("i", 2)]):
+    ...     trace_state_clean()
+    False
+    """
+    return isinstance(core.current_trace(), core.EvalTrace) and not _axes.frames
+
+
 def axis_size(name, what: str = "a collective") -> int:
     """The size of the named axis ``name`` (a tuple of names: the product of their sizes).
 

@@ -71,7 +71,7 @@ from funcgrad.kernel.ir import (  # noqa: F401 - re-exported
     abstract_token,
 )
 from funcgrad.kernel.jaxpr_eval import bind_equation, eval_closed, eval_jaxpr, literal_value  # noqa: F401
-from funcgrad.kernel.leaks import _leaks, check_leaks, check_leaks_now, set_leak_checking  # noqa: F401
+from funcgrad.kernel.leaks import _leaks, check_leaks, check_leaks_now, jax_tracer_name, set_leak_checking  # noqa: F401
 from funcgrad.kernel.source_info import (  # noqa: F401 - re-exported
     _FUNCGRAD_DIR,
     _SourceInfoConfig,
@@ -336,7 +336,7 @@ def _leak_message(x: Tracer) -> str:
     return (
         "Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing "
         f"for a reference to an intermediate value with type {np.dtype(aval.dtype).name}"
-        f"[{','.join(map(str, aval.shape))}] wrapped in a {_jax_tracer_name(x)} to escape the scope of "
+        f"[{','.join(map(str, aval.shape))}] wrapped in a {jax_tracer_name(x)} to escape the scope of "
         "the transformation.\nJAX transformations require that functions explicitly return their "
         f"outputs, and disallow saving intermediate values to global state.{_made_on_line(x)}\n"
         "To catch the leak earlier, try setting the environment variable JAX_CHECK_TRACER_LEAKS or "
@@ -349,18 +349,6 @@ def _leak_message(x: Tracer) -> str:
         "the transformed function instead of storing them.\n"
         "See https://docs.jax.dev/en/latest/errors.html#jax.errors.UnexpectedTracerError"
     )
-
-
-# The kernel's tracers by the names of JAX's that play their part (a jit's staging tracer is JAX's
-# DynamicJaxprTracer, eager grad's recording one its LinearizeTracer, partial evaluation's its
-# JaxprTracer).
-_JAX_TRACER_NAMES = {"StagingTracer": "DynamicJaxprTracer", "RecordingTracer": "LinearizeTracer"}
-_JAX_TRACE_TRACER_NAMES = {"PartialEvalTrace": "JaxprTracer"}
-
-
-def _jax_tracer_name(x: Tracer) -> str:
-    name = _JAX_TRACE_TRACER_NAMES.get(type(x._trace).__name__)
-    return name or _JAX_TRACER_NAMES.get(type(x).__name__, type(x).__name__)
 
 
 def _made_on_line(x: Tracer) -> str:

@@ -43,9 +43,28 @@ def check_leaks_now() -> None:
         check_leaks()
 
 
-# The kernel's traces as JAX names its own in this message (a jit's trace is its DynamicJaxprTrace,
-# partial evaluation's its JaxprTrace); the others have JAX's names already.
-_JAX_TRACE_NAMES = {"StagingTrace": "DynamicJaxprTrace", "PartialEvalTrace": "JaxprTrace"}
+# The kernel's traces and tracers by the names of JAX's that play their part, in JAX's messages
+# (the leak checker's and ``UnexpectedTracerError``'s, ``kernel.core``): a jit's trace and tracer
+# are JAX's DynamicJaxprTrace and DynamicJaxprTracer, partial evaluation's trace its JaxprTrace,
+# eager grad's recording tracer its LinearizeTracer (JAX's chain names a grad's tracer so:
+# ``<LinearizeTracer 1234> is referred to by <list 5678>[0]``); the others have JAX's names already.
+JAX_NAMES = {
+    "StagingTrace": "DynamicJaxprTrace",
+    "PartialEvalTrace": "JaxprTrace",
+    "StagingTracer": "DynamicJaxprTracer",
+    "RecordingTracer": "LinearizeTracer",
+}
+
+
+def jax_name(obj) -> str:
+    """The name of JAX's class that plays the part of ``obj``'s (a trace or a tracer)."""
+    return JAX_NAMES.get(type(obj).__name__, type(obj).__name__)
+
+
+def jax_tracer_name(x: Tracer) -> str:
+    """The name JAX gives the tracer ``x``: its class's, or for a tracer of partial evaluation
+    (a staging tracer of a JaxprTrace) JAX's JaxprTracer."""
+    return "JaxprTracer" if jax_name(x._trace) == "JaxprTrace" else jax_name(x)
 
 
 def check_leaks() -> None:
@@ -66,7 +85,7 @@ def check_leaks() -> None:
         leaked = [o for o in gc.get_referrers(trace) if isinstance(o, Tracer) and o._trace is trace]
         if not leaked:
             continue
-        name = _JAX_TRACE_NAMES.get(type(trace).__name__, type(trace).__name__)
+        name = jax_name(trace)
         ignore = {id(leaked), id(pending), id(sys._getframe())}
         msgs = []
         for t in leaked:  # (a loop: a generator here would be the first referrer of each)
@@ -77,18 +96,13 @@ def check_leaks() -> None:
         raise Exception(f"Leaked trace {name}. Leaked tracer(s):\n\n{msgs}\n")
 
 
-# The kernel's tracers as JAX names its own in a leak's reference chain.
-_JAX_TRACER_NAMES = {"StagingTracer": "DynamicJaxprTracer"}
-
-
 def _origin(t: Tracer) -> str:
     """JAX's ``_origin_msg``: the line a leaked tracer's transformation was entered on, when
     the checker was on then (``new_trace`` notes it only then: nothing to pay without it)."""
     info = getattr(t._trace, "leak_source_info", None)
     if info is None:
         return ""
-    kind = _JAX_TRACER_NAMES.get(type(t).__name__, type(t).__name__)
-    return f"\nThis {kind} with object id {id(t)} was created on line:\n  {info.where()}"
+    return f"\nThis {jax_name(t)} with object id {id(t)} was created on line:\n  {info.where()}"
 
 
 def _why_alive(ignore: set[int], x) -> str:
@@ -110,8 +124,9 @@ def _why_alive(ignore: set[int], x) -> str:
             parent = parents(parent)[0]
         elif type(parent) is types.CellType and parents(parent) and parents(parents(parent)[0]):
             parent = parents(parents(parent)[0])[0]
-        kind = _JAX_TRACER_NAMES.get(type(child).__name__, type(child).__name__)
-        lines.append(f"<{kind} {id(child)}> is referred to by {_container_info(parent, id(child))}")
+        lines.append(
+            f"<{jax_name(child)} {id(child)}> is referred to by {_container_info(parent, id(child))}"
+        )
         seen.add(id(child))
         child = parent
     return "\n" + "\n".join(lines) if lines else ""

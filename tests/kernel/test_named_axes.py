@@ -152,6 +152,41 @@ def test_one_device_mesh_shard_map_and_pmap():
         Mesh(np.array(funcgrad.devices()), ("a", "b"))
 
 
+def test_trace_state_clean_as_jax():
+    # (JAX's core.trace_state_clean(), one function in funcgrad serving as_jax's core and set_mesh's
+    # refusal: eager, under debug_nans' checking evaluator (a dispatch mode in JAX, so clean), and
+    # not under shard_map, a named vmap or jvp)
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax._src import core as jax_core
+
+    from funcgrad.kernel.batching import trace_state_clean  # (as_jax's core.trace_state_clean)
+
+    def seen(lib, np_, clean):
+        out = []
+
+        def rec(x):
+            out.append(clean())
+            return x
+
+        rec(1.0)
+        lib.config.update("jax_debug_nans", True)
+        try:
+            rec(1.0)
+        finally:
+            lib.config.update("jax_debug_nans", False)
+        mesh = lib.sharding.Mesh(lib.devices()[:1], ("i",))
+        spec = lib.sharding.PartitionSpec("i")
+        lib.shard_map(rec, mesh=mesh, in_specs=spec, out_specs=spec)(np_.ones(2))
+        lib.vmap(rec, axis_name="i")(np_.ones(2))
+        lib.jvp(rec, (1.0,), (1.0,))
+        return out
+
+    theirs = seen(jax, jnp, jax_core.trace_state_clean)
+    assert theirs == [True, True, False, False, False]
+    assert seen(funcgrad, fnp, trace_state_clean) == theirs
+
+
 def test_config_and_distributed_refuse_too_late_or_bad_values():
     from funcgrad import config
 

@@ -17,7 +17,7 @@ from funcgrad._utilities import typeof  # noqa: F401 - JAX's core.typeof, jax.ty
 from funcgrad.core import *  # noqa: F403
 from funcgrad.export._shape_poly import DimExpr as _DimExpr
 from funcgrad.extend.core import check_jaxpr, jaxpr_as_fun, primal_dtype_to_tangent_dtype  # noqa: F401
-from funcgrad.kernel import core as _kcore
+from funcgrad.kernel.batching import trace_state_clean  # noqa: F401 - JAX's core.trace_state_clean
 from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
 from funcgrad.kernel.ir import AbstractToken, abstract_token  # noqa: F401 - JAX's names here
 from funcgrad.kernel.values import Token  # noqa: F401
@@ -38,9 +38,3 @@ def is_constant_shape(shape) -> bool:
 def physical_aval(aval):
     """The aval of the buffers that hold a value of ``aval``: ``aval`` itself in funcgrad."""
     return aval
-
-
-def trace_state_clean() -> bool:
-    """Whether no transformation is tracing now (the top-level, eager trace is current)."""
-    trace = _kcore.current_trace()
-    return type(trace) is _kcore.EvalTrace and trace.parent is None
