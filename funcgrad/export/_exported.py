@@ -498,6 +498,7 @@ def _export_sharded(fun_jit, targets, checks, args, kwargs, mesh, one=None) -> E
     if one is None:
         one = _export(fun_jit, targets, checks, args, kwargs, raw=True)
     sh = ShardedExport(fun_jit, args, kwargs, mesh, one.in_tree, one.out_tree, len(one.out_avals))
+    sh.take_types(one.in_avals, one.out_avals)
     ins, outs = sh.shardings(sh.in_specs, sh.mesh), sh.shardings(sh.out_specs, sh.mesh)
     return _with_shardings(one, sh.nr_devices, ins, outs, sh)
 

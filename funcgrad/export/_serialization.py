@@ -39,6 +39,7 @@ import numpy as np
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
+from funcgrad._sharding_types import type_sharding
 from funcgrad._shardings import AbstractMesh, AxisType, NamedSharding, PartitionSpec
 from funcgrad.export import _exported
 from funcgrad.export._exported import DisabledSafetyCheck, Exported
@@ -559,6 +560,9 @@ def _read_exported(v: _View) -> Exported:
     out_shardings = tuple(None if int(i) == 0 else named[int(i) - 1] for i in out_sh) or (None,) * len(
         out_avals
     )
+    # (each value's type carries its sharding's Explicit axes, as JAX's update_aval_with_sharding)
+    in_avals = tuple(_typed(a, sh) for a, sh in zip(in_avals, in_shardings))
+    out_avals = tuple(_typed(a, sh) for a, sh in zip(out_avals, out_shardings))
     nr_devices = v.scalar(18, N.Uint32Flags) or v.scalar(6, N.Int16Flags)
     vjp_view = v.table(17)
     get_vjp = (lambda _: _read_exported(vjp_view)) if vjp_view is not None else None
@@ -581,6 +585,14 @@ def _read_exported(v: _View) -> Exported:
         uses_global_constants=bool(v.scalar(16, N.BoolFlags, False)),
         _get_vjp=get_vjp,
     )
+
+
+def _typed(aval: ShapedArray, sharding: NamedSharding | None) -> ShapedArray:
+    """``aval`` typed with ``sharding``'s Explicit axes (unchanged without one, or over Auto axes)."""
+    if sharding is None:
+        return aval
+    typed = type_sharding(sharding.mesh, sharding.spec._normalized(len(aval.shape)))
+    return aval if typed is None else aval.update(sharding=typed)
 
 
 def _read_aval(v: _View, scope: SymbolicScope) -> ShapedArray:

@@ -122,6 +122,16 @@ class ShardedExport:
         self.body = body
         return self
 
+    def take_types(self, in_avals, out_avals) -> None:
+        """A value with no sharding given whose type is sharded over Explicit axes of the export's
+        mesh exports with its type's spec, as JAX's (a jit over an Explicit mesh lays its results
+        out as their types say: ``x @ y`` of P('x', None) and P(None, 'y') is P('x', 'y'))."""
+        for specs, avals in ((self.in_specs, in_avals), (self.out_specs, out_avals)):
+            for i, a in enumerate(avals):
+                typed = getattr(a, "sharding", None)
+                if specs[i] is None and typed is not None and typed.mesh == self.mesh and any(typed.spec):
+                    specs[i] = typed.spec
+
     def _spec(self, s):
         s = _named(s)
         if s is None:
@@ -164,7 +174,11 @@ class ShardedExport:
             )
         fn = self._calls.get(devices)
         if fn is None:
-            mesh = Mesh(np.array(devices, dtype=object).reshape(self.mesh.axis_sizes), self.mesh.axis_names)
+            mesh = Mesh(
+                np.array(devices, dtype=object).reshape(self.mesh.axis_sizes),
+                self.mesh.axis_names,
+                axis_types=tuple(self.mesh.axis_types),  # (Explicit axes type the results, as JAX's)
+            )
             ins, outs = self.shardings(self.in_specs, mesh), self.shardings(self.out_specs, mesh)
             replicated = NamedSharding(mesh, PartitionSpec())
             ins = tuple(s if s is not None else replicated for s in ins)

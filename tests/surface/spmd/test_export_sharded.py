@@ -184,3 +184,35 @@ def test_vjp_of_sharded_export_as_jax():
             )
         )
     assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("specs", [(("x", None), (None, "y")), (("x", None), ("x", None))])
+def test_export_over_an_explicit_mesh_as_jax(specs):
+    # Values typed over Explicit axes export with their types' specs (the result's too) and keep
+    # them through serialization; a call lays its result out as jax's (funcgrad: a P(None, None)
+    # result over an Auto mesh, and types dropped by deserialize)
+    jax = pytest.importorskip("jax")
+    a = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(lib, exp_mod, ns_cls, spec_cls, AxisType):
+        mesh = lib.make_mesh(
+            (2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2, devices=lib.devices()[:4]
+        )
+        x = lib.device_put(a, ns_cls(mesh, spec_cls(*specs[0])))
+        y = lib.device_put(a.T, ns_cls(mesh, spec_cls(*specs[1])))
+        exp = exp_mod.deserialize(exp_mod.export(lib.jit(lambda u, v: u @ v))(x, y).serialize())
+        out = exp.call(x, y)
+        return (
+            [str(av) for av in (*exp.in_avals, *exp.out_avals)],
+            [tuple(s.spec) for s in (*exp.in_shardings_jax(mesh), *exp.out_shardings_jax(mesh))],
+            tuple(out.sharding.spec),
+            [t.name for t in out.sharding.mesh.axis_types],
+            np.asarray(out),
+        )
+
+    from funcgrad.sharding import AxisType
+
+    got = run(funcgrad, export, NamedSharding, P, AxisType)
+    want = run(jax, jax.export, jax.sharding.NamedSharding, jax.sharding.PartitionSpec, jax.sharding.AxisType)
+    assert got[:4] == want[:4]
+    np.testing.assert_allclose(got[4], want[4])
