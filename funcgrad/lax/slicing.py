@@ -325,10 +325,14 @@ def pad(operand, padding_value, padding_config):
     """
     operand = asarray(operand)
     value = padding_value if type(padding_value) in (int, float, bool) else asarray(padding_value)
+    # (a Python scalar is bound at its kind's default dtype, weak: JAX's dtype rule then compares
+    # dtypes, so lax.pad(uint8 array, 0, ...) or a float32 array padded with 0.0 in 64-bit mode is
+    # JAX's TypeError -- its shape rule's ValueErrors come first)
+    vdtype = value.dtype if hasattr(value, "dtype") else _dt.python_scalar_dtype(value)
     _check_pad(operand, value, padding_config)
-    if hasattr(value, "dtype") and value.dtype != operand.dtype:
+    if vdtype != operand.dtype:
         raise TypeError(
-            f"lax.pad: padding_value dtype {value.dtype} must equal the operand's {operand.dtype}"
+            f"pad operand and padding_value must be same dtype: got {operand.dtype} and {vdtype}."
         )
     return st.pad(operand, value, padding_config)
 

@@ -116,6 +116,9 @@ WORDED = [
     ("pad_config_length", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(0, 1, 0), (0, 1, 0)])),
     ("pad_interior", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(0, 1, -1)])),
     ("pad_negative", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(-4, 0, 1)])),
+    # (a Python scalar padding value has its kind's default dtype: fuzzer seed 18002)
+    ("pad_python_int_uint8", lambda lax, np_: lax.pad(np_.zeros(2, np.uint8), 0, [(1, 0, 0)])),
+    ("pad_python_float_float32", lambda lax, np_: lax.pad(np_.zeros(2, np.float32), 0.5, [(0, 1, 1)])),
     ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
     (
         "dynamic_slice_index_types",
