@@ -260,4 +260,26 @@ def _stage(fn, args, kwargs, inputs) -> Template | object:
     return Template(closed, [type(a) is RecordingTracer for a in inputs], multiple[0])
 
 
-__all__ = ["Template", "surface_template", "template_public_functions"]
+__all__ = ["Template", "named_alias", "surface_template", "template_public_functions"]
+
+
+def named_alias(fn: Callable, name: str) -> Callable:
+    """A second public name of the function ``fn`` that is a function of that name (JAX's
+    ``jnp.acos.__name__`` is ``'acos'``, not ``'arccos'``: code and tests key tables on
+    ``__name__``). The copy shares ``fn``'s code, defaults, closure and docstring; a surface
+    module's ``template_public_functions`` then templates it like any other public function.
+
+    >>> def arccos(x): return x
+    >>> acos = named_alias(arccos, "acos")
+    >>> acos.__name__, acos(2), acos is arccos
+    ('acos', 2, False)
+    """
+    if type(fn) is not types.FunctionType:
+        raise TypeError(f"named_alias needs a plain function, got {type(fn).__name__}")
+    alias = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    alias.__kwdefaults__ = fn.__kwdefaults__
+    alias.__dict__.update(fn.__dict__)
+    alias.__doc__, alias.__module__ = fn.__doc__, fn.__module__
+    alias.__qualname__ = fn.__qualname__.rpartition(".")[0] + name if "." in fn.__qualname__ else name
+    alias.__annotations__ = dict(fn.__annotations__)
+    return alias

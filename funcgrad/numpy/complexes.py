@@ -23,6 +23,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import under_staging
+from funcgrad.kernel.templates import named_alias
 from funcgrad.numpy._core import aval, constant, promote_args, select
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
@@ -90,7 +91,7 @@ def conjugate(x, /):
     return cx.conj_p.bind(x) if _is_complex(x) else x
 
 
-conj = conjugate
+conj = named_alias(conjugate, "conj")  # (a function of its own name, as JAX's)
 
 
 def angle(z, deg: bool = False):

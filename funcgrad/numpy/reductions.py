@@ -18,7 +18,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.templates import template_public_functions
+from funcgrad.kernel.templates import named_alias, template_public_functions
 from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
@@ -268,8 +268,8 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _extremum("min", red.reduce_min, "minimum", a, axis, out, keepdims, initial, where)
 
 
-amax = max
-amin = min
+amax = named_alias(max, "amax")  # (functions of their own names, as JAX's)
+amin = named_alias(min, "amin")
 
 
 def ptp(a, axis=None, out=None, keepdims=False):

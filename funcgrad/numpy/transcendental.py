@@ -18,7 +18,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
-from funcgrad.kernel.templates import template_public_functions
+from funcgrad.kernel.templates import named_alias, template_public_functions
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -130,8 +130,11 @@ arcsinh = _unary_inexact(ew.asinh_p, "arcsinh", 0.0)
 arccosh = _unary_inexact(ew.acosh_p, "arccosh", 1.0)
 arctanh = _unary_inexact(ew.atanh_p, "arctanh", 0.0)
 # Array API spellings.
-asin, acos, atan = arcsin, arccos, arctan
-asinh, acosh, atanh = arcsinh, arccosh, arctanh
+# (functions of their own names, as JAX's: ``jnp.acos.__name__ == 'acos'``)
+asin, acos, atan = (named_alias(f, n) for f, n in ((arcsin, "asin"), (arccos, "acos"), (arctan, "atan")))
+asinh, acosh, atanh = (
+    named_alias(f, n) for f, n in ((arcsinh, "asinh"), (arccosh, "acosh"), (arctanh, "atanh"))
+)
 
 
 def _scaled_log(name, base, op, c):
@@ -178,7 +181,7 @@ def arctan2(x1, x2, /):
     return ew.atan2_p.bind(x1, x2)
 
 
-atan2 = arctan2
+atan2 = named_alias(arctan2, "atan2")
 
 
 def _scale(name, factor_name, factor, example):
@@ -514,7 +517,7 @@ def round(a, decimals: int = 0, out=None):
     return ew.convert_element_type(out, dtype) if work != dtype else out
 
 
-around = round
+around = named_alias(round, "around")
 
 
 def rint(x, /):

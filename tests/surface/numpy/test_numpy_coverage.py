@@ -69,3 +69,13 @@ def test_public_functions_are_documented_with_examples(module):
     names = getattr(module, "__all__", [n for n in dir(module) if not n.startswith("_")])
     undocumented = [n for n, f in _public_functions(module, names) if not f.__doc__ or ">>>" not in f.__doc__]
     assert not undocumented, f"{module.__name__}: functions without a docstring example: {undocumented}"
+
+
+def test_alias_names_are_jax_names():
+    """A second name of a function is a function of that name, as in jax.numpy (code and JAX's
+    own test files key tables on ``__name__``: ``jnp.acos.__name__ == 'acos'``)."""
+    import jax.numpy as jnp
+
+    for name in "acos acosh asin asinh atan atanh atan2 amax amin around conj".split():
+        assert getattr(fnp, name).__name__ == getattr(jnp, name).__name__ == name
+    assert float(fnp.acos(0.5)) == float(fnp.arccos(0.5)) and float(fnp.amax(fnp.arange(3.0))) == 2.0
