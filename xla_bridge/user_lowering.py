@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from funcgrad.xla_bridge import ffi as _xffi
+from funcgrad.xla_bridge import plugins
 from funcgrad.xla_bridge.dtypes import attribute_text, dense_attr
 from funcgrad.xla_bridge.emitter import (
     LoweringError,
@@ -324,7 +325,15 @@ def register_user_lowering(prim, rule: Callable, platform: str | None = None) ->
     ``prim`` on ``platform`` ("cpu", "cuda", "rocm", "gpu", "tpu"; None: every platform without a
     rule of its own). The emitter's table gets one dispatching rule per primitive (NOTE: [spliced
     lowering rules]); a built-in rule of a catalog primitive stays the one of the other platforms.
+    A platform no backend could be named (a typo) is JAX's NotImplementedError.
     """
+    if platform is not None:
+        known = {"cpu", "cuda", "gpu", "oneapi", "rocm", "tpu", *plugins.plugins_from_env()}
+        if platform not in known:  # (JAX's words: xla_bridge.known_platforms)
+            raise NotImplementedError(
+                f"Registering an MLIR lowering rule for primitive {prim} for an unknown platform "
+                f"{platform}. Known platforms are: {', '.join(sorted(known))}."
+            )
     if not callable(rule):
         raise TypeError(f"register_lowering: the rule for {prim} must be callable, got {rule!r}")
     # The per-platform rules live on the primitive's one entry of the emitter's table (no second

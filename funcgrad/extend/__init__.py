@@ -1,8 +1,8 @@
 """``funcgrad.extend``: JAX's extension API for library authors, over funcgrad's own kernel.
 
-Layer: surface. Each submodule (``core``, ``linear_util``, ``backend``, ``mlir``, ``ffi``, ``ifrt_programs``,
-``random``, ``source_info_util``) names objects that the kernel, the primitive catalog or the XLA
-bridge define; nothing here is a second kernel. Submodules load on first use.
+Layer: surface. Each submodule (``core``, ``linear_util``, ``backend``, ``mlir``, ``ffi``,
+``ifrt_programs``, ``random``, ``sharding``, ``source_info_util``) names objects that the kernel, the
+primitive catalog or the XLA bridge define; nothing here is a second kernel. Submodules load on first use.
 
 >>> import funcgrad.extend
 >>> funcgrad.extend.core.Primitive("my_op").name
@@ -13,7 +13,17 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("backend", "core", "ffi", "ifrt_programs", "linear_util", "mlir", "random", "source_info_util")
+_SUBMODULES = (
+    "backend",
+    "core",
+    "ffi",
+    "ifrt_programs",
+    "linear_util",
+    "mlir",
+    "random",
+    "sharding",
+    "source_info_util",
+)
 __all__ = list(_SUBMODULES)
 
 

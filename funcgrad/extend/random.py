@@ -22,39 +22,19 @@ from funcgrad.random._impls import (
     threefry_prng_impl,
     unsafe_rbg_prng_impl,
 )
-from funcgrad.random._keys import PRNGImpl
+from funcgrad.random._keys import PRNGImpl, PRNGSpec
+from funcgrad.random._threefry_p import threefry2x32_p
 
 __all__ = [
     "define_prng_impl",
     "random_seed",
     "rbg_prng_impl",
     "seed_with_impl",
+    "threefry2x32_p",
     "threefry_2x32",
     "threefry_prng_impl",
     "unsafe_rbg_prng_impl",
 ]
-
-
-class PRNGSpec:
-    """A user-defined PRNG implementation as ``random.key(..., impl=spec)`` takes it (JAX's
-    ``PRNGSpec``: hashable, printed as its tag)."""
-
-    __slots__ = ("_impl",)
-
-    def __init__(self, impl: PRNGImpl):
-        self._impl = impl
-
-    def __hash__(self) -> int:
-        return hash(self._impl)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, PRNGSpec) and self._impl == other._impl
-
-    def __str__(self) -> str:
-        return str(self._impl)
-
-    def __repr__(self) -> str:
-        return f"PRNGSpec({self._impl.name!r})"
 
 
 def define_prng_impl(

@@ -41,7 +41,7 @@ from funcgrad.primitives.rng import iota_2x32_shape_p
 from funcgrad.random import _threefry_original
 from funcgrad.random._cipher import _key_halves, _threefry2x32
 from funcgrad.random._eager import check_legacy_key, eager_draw, program, quiet
-from funcgrad.random._keys import PRNGS, KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
+from funcgrad.random._keys import PRNGS, KeyArray, KeyTy, PRNGImpl, PRNGSpec, register_prng, resolve_impl
 
 __all__ = [
     "PRNGKey",
@@ -346,14 +346,16 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> KeyArray:
     return KeyArray(spec, _raw_data(key_bits_array, "wrap_key_data", spec))
 
 
-def key_impl(keys) -> str:
+def key_impl(keys):
     """The name of the generator of ``keys`` (raw data: the default generator's, ``"threefry2x32"``
-    unless ``jax_default_prng_impl`` says otherwise).
+    unless ``jax_default_prng_impl`` says otherwise); for a generator that is not registered by
+    name (``funcgrad.extend.random.define_prng_impl``'s), its ``PRNGSpec``, as JAX's.
 
     >>> key_impl(key(0)), key_impl(key(0, impl="rbg"))
     ('threefry2x32', 'rbg')
     """
-    return _typed(keys, "key_impl", single=False)._impl.name
+    impl = _typed(keys, "key_impl", single=False)._impl
+    return impl.name if impl.name in PRNGS else PRNGSpec(impl)
 
 
 def key_dtype(impl=None) -> KeyTy:

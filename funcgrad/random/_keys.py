@@ -72,6 +72,28 @@ class PRNGImpl(NamedTuple):
 PRNGS: dict[str, PRNGImpl] = {}
 
 
+class PRNGSpec:
+    """A user-defined PRNG implementation as ``random.key(..., impl=spec)`` takes it (JAX's
+    ``PRNGSpec``: hashable, printed as its tag)."""
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl: PRNGImpl):
+        self._impl = impl
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PRNGSpec) and self._impl == other._impl
+
+    def __str__(self) -> str:
+        return str(self._impl)
+
+    def __repr__(self) -> str:
+        return f"PRNGSpec({self._impl.name!r})"
+
+
 def register_prng(impl: PRNGImpl) -> PRNGImpl:
     """Make ``impl`` available by its name (``random.key(0, impl="rbg")``)."""
     if impl.name in PRNGS and PRNGS[impl.name] is not impl:

@@ -125,3 +125,48 @@ def test_bad_input():
         fr.wrap_key_data(np.zeros(2, np.uint32), impl="rbg")
     with pytest.raises(ValueError, match="accepts a single key"):
         fr.normal(fr.split(fr.key(0, impl="rbg"), 2), (2,))
+
+
+def test_threefry2x32_p_as_jax():
+    """jax.extend.random.threefry2x32_p: one primitive, eager, jit and vmap (broadcasting size-1
+    axes), the same words as jax's, and jax's TypeErrors."""
+    from jax.extend.random import threefry2x32_p as jp
+
+    r = np.random.RandomState(0)
+    a = [r.randint(0, 2**32, size=(3, 4), dtype=np.uint32) for _ in range(4)]
+    for args in (a, [a[0], a[1], a[2][:1], a[3][:1]]):
+        want = [np.asarray(w) for w in jp.bind(*args)]
+        for f in (fer.threefry2x32_p.bind, funcgrad.jit(fer.threefry2x32_p.bind)):
+            for got, w in zip(f(*args), want):
+                np.testing.assert_array_equal(got, w)
+    for args, axes in ((a, (1, 1, 1, 1)), ([a[0][0], a[1][0], a[2], a[3]], (None, None, 0, 0))):
+        want = jax.vmap(jp.bind, in_axes=axes)(*args)
+        for got, w in zip(funcgrad.vmap(fer.threefry2x32_p.bind, in_axes=axes)(*args), want):
+            np.testing.assert_array_equal(got, np.asarray(w))
+    for bad, words in (
+        ((a[0], a[1], a[2], a[3][:2]), "incompatible shapes for broadcasting"),
+        ((a[0].astype(np.int32), a[1], a[2], a[3]), "must have uint32 type"),
+    ):
+        for f in (fer.threefry2x32_p.bind, jp.bind):
+            with pytest.raises(TypeError, match=words):
+                f(*bad)
+
+
+def test_key_impl_of_a_user_impl_is_its_spec():
+    """random.key_impl names a registered generator and gives a user one's PRNGSpec, as jax's."""
+    spec = fer.define_prng_impl(
+        key_shape=(2,), seed=lambda s: fnp.zeros(2, np.uint32), split=None, fold_in=None, random_bits=None
+    )
+    k = fr.key(1, impl=spec)
+    assert fr.key_impl(k) == spec and repr(fr.key_impl(k)) == "PRNGSpec('<unnamed>')"
+    assert fr.key_impl(fr.key(1, impl="rbg")) == jr.key_impl(jr.key(1, impl="rbg")) == "rbg"
+
+
+def test_extend_sharding_proto_round_trip():
+    from jaxlib import xla_client as xc
+
+    from funcgrad.extend import sharding as fes
+
+    hlo = xc.HloSharding.from_proto(xc.OpSharding())
+    data = fes.get_serialized_proto_from_hlo_sharding(hlo)
+    assert isinstance(data, bytes) and fes.get_hlo_sharding_from_serialized_proto(data) == hlo

@@ -298,3 +298,9 @@ def test_custom_call_rule_and_export_refusal_as_jaxs():
     checks = [export.DisabledSafetyCheck.custom_call("my_new_prim")]
     exp = export.export(funcgrad.jit(p.bind), disabled_checks=checks)(np.float32(1))
     assert "my_new_prim" in exp.mlir_module()
+
+
+def test_register_lowering_for_an_unknown_platform_is_jax_error():
+    """A platform no backend is named by (a typo) is refused at registration, in JAX's words."""
+    with pytest.raises(NotImplementedError, match="for an unknown platform cpuu. Known platforms are: cpu, "):
+        mlir.register_lowering(Primitive("typo_demo"), lambda ctx, x: [x], platform="cpuu")

@@ -147,6 +147,8 @@ NAMES = {
     "jax._src.random.core": {},
     "jax._src.random.prng": {},
     "jax._src.random.threefry2x32": {},
+    "jax._src.random.rbg": {},
+    "jax._src.abstract_arrays": {},
     "jax._src.scipy": {},
     "jax._src.scipy.special": {},
     "jax._src.cudnn": {},
@@ -212,7 +214,10 @@ def install() -> None:
     import funcgrad.debug
     import funcgrad.dlpack
     import funcgrad.errors
+    import funcgrad.extend.backend
+    import funcgrad.extend.core
     import funcgrad.extend.linear_util
+    import funcgrad.extend.random
     import funcgrad.interpreters.ad
     import funcgrad.lax.linalg
     import funcgrad.monitoring
@@ -317,8 +322,15 @@ def install() -> None:
             "PRNGKeyArray": _keys.KeyArray,
             "KeyTy": _keys.KeyTy,
             "random_seed": _impls.random_seed,
+            "seed_with_impl": _impls.seed_with_impl,
         },
+        "jax._src.random.rbg": {
+            "rbg_prng_impl": _impls.rbg_prng_impl,
+            "unsafe_rbg_prng_impl": _impls.unsafe_rbg_prng_impl,
+        },
+        "jax._src.abstract_arrays": {"array_types": funcgrad.extend.core.array_types},
         "jax._src.random.threefry2x32": {
+            "threefry2x32_p": funcgrad.extend.random.threefry2x32_p,
             "threefry_2x32": _impls.threefry_2x32,
             "threefry_prng_impl": _impls.threefry_prng_impl,
             "threefry_seed": _impls.threefry_prng_impl.seed,
@@ -371,6 +383,16 @@ def install() -> None:
     if not hasattr(dispatch, "runtime_tokens"):  # (JAX's ordered-effect tokens: tests clear them)
         dispatch.runtime_tokens = _RuntimeTokens()
     import jax._src.core as jcore  # the alias's
+    import jax._src.xla_bridge as xb  # the alias's
+
+    for name in ("backend_xla_version", "register_backend_factory"):  # (JAX's home of jex.backend's)
+        if not hasattr(xb, name):
+            setattr(xb, name, getattr(funcgrad.extend.backend, name))
+    if not hasattr(src_api, "clear_backends"):
+        src_api.clear_backends = funcgrad.extend.backend.clear_backends
+    for name in ("mapped_aval", "unmapped_aval", "set_current_trace", "take_current_trace", "TraceTag"):
+        if not hasattr(jcore, name):  # (JAX's home of jex.core's)
+            setattr(jcore, name, getattr(funcgrad.extend.core, name))
     import jax.extend.core.primitives as extend_primitives
 
     for name in ("call_p", "closed_call_p"):  # (JAX's generic call primitives: funcgrad's own)
