@@ -95,9 +95,11 @@ def _inexact(x):
     return x
 
 
-def _no_bool_shift(x):
+def _no_bool_shift(x, where):
     # (JAX's softmax and log_softmax subtract the maximum first: a boolean array is lax.sub's
-    # TypeError there, in its words)
+    # TypeError there, in its words; with a mask, jnp.where(where, x, -inf) made it a float first)
+    if where is not None:
+        return
     if getattr(x, "dtype", None) == np.bool_ or isinstance(x, bool | np.bool_):
         raise TypeError(
             "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes of "
@@ -504,7 +506,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     >>> softmax(np.array([0.0, np.log(3.0)])).tolist()
     [0.25, 0.75]
     """
-    _no_bool_shift(x)
+    _no_bool_shift(x, where)
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
@@ -524,7 +526,7 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     # JAX's formula, step for step, differentiated by the chain rule: shifted by the maximum with
     # its gradient stopped (x - logsumexp(x) would cancel the leading digits of the largest entry:
     # log_softmax([5.5, -4.2])[0] lost ~3 of float32's 7 digits), the maximum not made finite.
-    _no_bool_shift(x)
+    _no_bool_shift(x, where)
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)

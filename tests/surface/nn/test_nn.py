@@ -379,6 +379,21 @@ def test_softmax_log_softmax_and_attention_as_jax():
         )
 
 
+def test_softmax_of_a_boolean_array_with_a_mask_as_jax():
+    # Found by the fuzzer (seed 17001): with where=, jax's jnp.where(where, x, -inf) makes a boolean
+    # x a float before the shift, so softmax/log_softmax compute (funcgrad raised sub's TypeError,
+    # jax's refusal without a mask, which stays)
+    jax = pytest.importorskip("jax")
+    x = np.array([[True, False, True], [True, True, False]])
+    for f in ("softmax", "log_softmax"):
+        got, want = getattr(funcgrad.nn, f)(x, where=x), getattr(jax.nn, f)(x, where=x)
+        assert got.weak_type == want.weak_type
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+        for lib in (funcgrad, jax):
+            with pytest.raises(TypeError, match="sub does not accept dtype bool"):
+                getattr(lib.nn, f)(x)
+
+
 @pytest.mark.parametrize("algorithm", ["fast", "stable"])
 def test_standardize_algorithms_as_jax(algorithm):
     # JAX's nn_test (testStandardizeStableAlgorithm) through funcgrad.as_jax: algorithm=, and the
