@@ -472,7 +472,8 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
     >>> cumsum(np.array([1, 2, 3])).tolist()
     [1, 3, 6]
     """
-    return srt.cumsum(asarray(operand), axis, reverse)
+    operand = asarray(operand)
+    return srt.cumsum(operand, _cumulative_axis("cumsum", operand, axis), reverse)
 
 
 def cumprod(operand, axis: int = 0, reverse: bool = False):
@@ -481,7 +482,8 @@ def cumprod(operand, axis: int = 0, reverse: bool = False):
     >>> cumprod(np.array([1.0, 2.0, 3.0]), reverse=True).tolist()
     [6.0, 6.0, 3.0]
     """
-    return srt.cumprod(asarray(operand), axis, reverse)
+    operand = asarray(operand)
+    return srt.cumprod(operand, _cumulative_axis("cumprod", operand, axis), reverse)
 
 
 def cummax(operand, axis: int = 0, reverse: bool = False):
@@ -490,7 +492,8 @@ def cummax(operand, axis: int = 0, reverse: bool = False):
     >>> cummax(np.array([1, 3, 2])).tolist()
     [1, 3, 3]
     """
-    return srt.cummax(asarray(operand), axis, reverse)
+    operand = asarray(operand)
+    return srt.cummax(operand, _cumulative_axis("cummax", operand, axis), reverse)
 
 
 def cummin(operand, axis: int = 0, reverse: bool = False):
@@ -499,7 +502,8 @@ def cummin(operand, axis: int = 0, reverse: bool = False):
     >>> cummin(np.array([3, 1, 2])).tolist()
     [3, 1, 1]
     """
-    return srt.cummin(asarray(operand), axis, reverse)
+    operand = asarray(operand)
+    return srt.cummin(operand, _cumulative_axis("cummin", operand, axis), reverse)
 
 
 def _logaddexp_same(x, y):
@@ -518,9 +522,32 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     True
     """
     operand = asarray(operand)
+    axis = _cumulative_axis("cumlogsumexp", operand, axis)
     if not _dt.is_inexact(operand.dtype):
-        raise TypeError(f"cumlogsumexp requires a floating operand, got {operand.dtype}")
+        # (JAX's lowering writes -inf as the window's initial value of an integer dtype)
+        raise OverflowError("cannot convert float infinity to integer")
     return srt.associative_scan(_logaddexp_same, operand, axis, reverse)
+
+
+def _cumulative_axis(name, operand, axis):
+    """JAX's checks of a cumulative reduction's arguments (its shape rule, then its dtype rule):
+    the axis is not normalised, a negative one is XLA's refusal; operands are numbers.
+
+    >>> _cumulative_axis("cumsum", np.ones(2), -1)
+    Traceback (most recent call last):
+    ValueError: XLA operations do not allow negative axes
+    """
+    axis = int(axis)
+    if axis < 0:
+        raise ValueError("XLA operations do not allow negative axes")
+    if axis >= operand.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of shape {operand.shape}")
+    if _dt.kind(operand.dtype) not in "iufc":
+        raise TypeError(
+            f"{name} does not accept dtype {np.dtype(operand.dtype).name}. Accepted dtypes are subtypes "
+            "of number."
+        )
+    return axis
 
 
 @_api_boundary  # NOTE: [traceback boundaries]

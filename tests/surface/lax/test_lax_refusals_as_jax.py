@@ -119,6 +119,12 @@ WORDED = [
     # (a Python scalar padding value has its kind's default dtype: fuzzer seed 18002)
     ("pad_python_int_uint8", lambda lax, np_: lax.pad(np_.zeros(2, np.uint8), 0, [(1, 0, 0)])),
     ("pad_python_float_float32", lambda lax, np_: lax.pad(np_.zeros(2, np.float32), 0.5, [(0, 1, 1)])),
+    # (the cumulative reductions' axis is not normalised: fuzzer seed 18001)
+    ("cumsum_negative_axis", lambda lax, np_: lax.cumsum(np_.ones((2, 3)), axis=-1)),
+    ("cumlogsumexp_negative_axis", lambda lax, np_: lax.cumlogsumexp(np_.ones(2), axis=-1, reverse=True)),
+    ("cummax_axis_out_of_bounds", lambda lax, np_: lax.cummax(np_.ones(2), axis=1)),
+    ("cumprod_bool", lambda lax, np_: lax.cumprod(np_.ones(2, bool))),
+    ("cumlogsumexp_int", lambda lax, np_: lax.cumlogsumexp(np_.ones(2, np.int32))),
     ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
     (
         "dynamic_slice_index_types",
