@@ -577,6 +577,12 @@ def slice_(x, start_indices, limit_indices, strides=None):
     >>> np.asarray(slice_(np.arange(10), (1,), (8,), (3,))).tolist()
     [1, 4, 7]
     """
+    if any(getattr(v, "traced", False) for v in (*start_indices, *limit_indices, *(strides or ()))):
+        # The sizes a symbolic export traces record each result size as JAX's stride_dim computes
+        # it, (limit - start - 1) // stride + 1 (NOTE: [symbolic comparisons at sample sizes]):
+        # floordiv(b - 1, floordiv(b, 4) + 1) + 1 for a symbolic stride.
+        for lo, hi, st in zip(start_indices, limit_indices, strides or (1,) * len(start_indices)):
+            _ = (hi - lo - 1) // st + 1 if hi > lo else 0
     start = tuple(int(i) for i in start_indices)
     limit = tuple(int(i) for i in limit_indices)
     strides = None if strides is None or all(int(s) == 1 for s in strides) else tuple(int(s) for s in strides)
@@ -612,6 +618,10 @@ def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
         # comparisons at sample sizes] in funcgrad/export/_polymorphic.py); ints just compare.
         _ = shape[axis] >= limit_index
     start, limit, _ = slice(start_index, limit_index).indices(shape[axis])
+    if limit_index is None or (hasattr(limit_index, "expr") and limit == limit_index):
+        # (a size a symbolic export traces stays itself, so the result's size records its
+        # expression, as JAX's slice_in_dim keeps the limit it is given)
+        limit = shape[axis] if limit_index is None else limit_index
     starts = [0] * len(shape)
     limits = list(shape)
     strides = [1] * len(shape)

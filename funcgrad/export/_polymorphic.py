@@ -96,6 +96,18 @@ def _expr(x):
     return None
 
 
+def _decision(e, o, op: str, symbol: str) -> bool:
+    """``e <op> o`` of two dimension expressions (or ints) for every size (JAX's decision)."""
+    text = lambda: f"'{e}' {symbol} '{o}'"  # noqa: E731
+    if op == "__ge__":
+        return _geq_decision(e, o, text)
+    if op == "__le__":
+        return _geq_decision(o, e, text)
+    if op == "__gt__":
+        return not _geq_decision(o, e, text)
+    return not _geq_decision(e, o, text)
+
+
 class SymbolicSize(int):
     """A traced size of a symbolic export: the sample's value and its dimension expression
     (NOTE: [symbolic comparisons at sample sizes]).
@@ -183,19 +195,27 @@ class SymbolicSize(int):
     def __neg__(self):
         return SymbolicSize(-int(self), -self.expr) if _tracing[0] else -int(self)
 
+    @property
+    def traced(self) -> bool:
+        """Whether a symbolic export is tracing now (this size then carries its expression)."""
+        return bool(_tracing[0])
+
+    def decide(self, other, op: str) -> bool:
+        """``self <op> other`` (``op``: ``">"``, ``">="``, ``"<"``, ``"<="``) decided for every size
+        the scope allows, as JAX decides a comparison its library makes on symbolic sizes (JAX's
+        ``InconclusiveDimensionOperation`` where it cannot: ``b - 2 > 0``); the sample's outside
+        a trace."""
+        name = {">": "__gt__", ">=": "__ge__", "<": "__lt__", "<=": "__le__"}[op]
+        o = _expr(other)
+        if o is None or not _tracing[0]:
+            return getattr(int, name)(self, other)
+        return _decision(self.expr, o, name, op)
+
     def _compare(self, other, op: str, symbol: str):
         o = _expr(other)
         if o is None or not self._symbolic(other):
             return getattr(int, op)(self, other)
-        e = self.expr
-        text = lambda: f"'{e}' {symbol} '{o}'"  # noqa: E731
-        if op == "__ge__":
-            return _geq_decision(e, o, text)
-        if op == "__le__":
-            return _geq_decision(o, e, text)
-        if op == "__gt__":
-            return not _geq_decision(o, e, text)
-        return not _geq_decision(e, o, text)
+        return _decision(self.expr, o, op, symbol)
 
     def __ge__(self, other):
         return self._compare(other, "__ge__", ">=")

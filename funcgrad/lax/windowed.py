@@ -27,6 +27,7 @@ from funcgrad.lax import ops as lax_ops
 from funcgrad.numpy import ufuncs as fnp_ufuncs
 from funcgrad.numpy._core import asarray, aval
 from funcgrad.primitives import windowed as wd
+from funcgrad.primitives._rules import size_extremum
 from funcgrad.primitives.conv import dilate_shape, padtype_to_pads
 from funcgrad.primitives.windowed import reduce_window_shape_tuple
 
@@ -56,6 +57,25 @@ def _monoid_primitive(computation, init, dtype):
     if any(computation is f for f in _MIN) and value == wd._identity("le", own):
         return wd.reduce_window_min_p
     return None
+
+
+def _note_symbolic_windows(shape, dims, strides, padding, base_dilation, window_dilation) -> None:
+    """While a symbolic export traces (its sizes carry their expressions, NOTE: [symbolic
+    comparisons at sample sizes] in funcgrad/export/_polymorphic.py): each result size as JAX's
+    ``core.stride_dim`` computes it, ``max((d + lo + hi - w) // s + 1, 0)``, so that the export
+    writes ``max(- b + 9, 0)`` for a window of ``b`` over 8 elements; the traced sizes record it.
+    (Dilated or SAME-padded windows keep the sample's sizes.)"""
+    vals = (*shape, *dims, *(strides or ()))
+    if not any(getattr(v, "traced", False) for v in vals) or len(dims) != len(shape):
+        return
+    if base_dilation is not None or window_dilation is not None:
+        return
+    if isinstance(padding, str):
+        if padding != "VALID":
+            return
+        padding = [(0, 0)] * len(shape)
+    for d, w, s, (lo, hi) in zip(shape, dims, strides or (1,) * len(shape), padding):
+        size_extremum((d + lo + hi - w) // s + 1, 0, "max")
 
 
 def reduce_window(
@@ -95,6 +115,9 @@ def reduce_window(
         raise ValueError("lax.reduce_window: needs at least one operand")
     flat_ops = [asarray(o) for o in flat_ops]
     ndim = flat_ops[0].ndim
+    _note_symbolic_windows(
+        flat_ops[0].shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
     window_dimensions = tuple(int(d) for d in window_dimensions)
     if len(window_dimensions) != ndim:
         raise TypeError(

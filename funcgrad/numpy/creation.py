@@ -59,6 +59,7 @@ from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import size_extremum
 from funcgrad.primitives.call import jit_p
 
 __all__ = [
@@ -306,6 +307,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     >>> arange(3).tolist(), arange(1.0, 2.0, 0.5).tolist()
     ([0, 1, 2], [1.0, 1.5])
     """
+    if any(getattr(v, "traced", False) for v in (start, stop, step)):
+        start, stop, step = _symbolic_arange(start, stop, step)
     # (a lone argument is the stop, as JAX's error names it)
     start = _static_scalar(start, "start" if stop is not None else "stop")
     stop = _static_scalar(stop, "stop")
@@ -322,6 +325,37 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     if under_staging(core.current_trace()):
         return _arange_staged(start, stop, step, np.dtype(dtype))
     return Array._from_owned(_arange_values(start, stop, step, np.dtype(dtype)))
+
+
+def _symbolic_arange(start, stop, step):
+    """JAX's arange of sizes a symbolic export traces (its ``_arange_dynamic``; NOTE: [symbolic
+    comparisons at sample sizes] in funcgrad/export/_polymorphic.py): every bound an integer, the
+    step's sign decided for every size, and the element count computed as JAX's,
+    ``max(0, distance + gap - 1) // gap``, so that the export writes it (``floordiv(b + 9, b)`` for
+    ``arange(0, 10, b)``). The bounds come back as ints for the sample's arange."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if any(not isinstance(v, int | np.integer) or isinstance(v, bool) for v in (start, stop, step)):
+        shown = [getattr(v, "expr", v) for v in (start, stop, step)]
+        raise ValueError(  # (JAX's words)
+            "In arange with non-constant arguments all of start, stop, and step must be either dimension "
+            f"expressions or integers: start={shown[0]}, stop={shown[1]}, step={shown[2]}"
+        )
+    if step == 0:
+        raise ValueError("arange has step == 0")
+    try:
+        up = step.decide(0, ">") if hasattr(step, "decide") else step > 0
+    except core.InconclusiveDimensionOperation as e:
+        raise type(e)(
+            f"In arange with non-constant arguments the step ({getattr(step, 'expr', step)}) must be "
+            f"resolved statically if it is > 0 or < 0.\nDetails: {e}"
+        ) from None
+    gap = step if up else -step
+    distance = (stop - start) if up else (start - stop)
+    size_extremum(0, distance + gap - 1, "max") // gap  # (the traced size records its expression)
+    return int(start), int(stop), int(step)
 
 
 def _arange_staged(start, stop, step, dtype):

@@ -42,6 +42,7 @@ from funcgrad.numpy.sorting import cumsum
 from funcgrad.numpy.ufuncs import as_bool, remainder, where3
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import gather as ix
+from funcgrad.primitives._rules import size_extremum
 
 __all__ = [
     "argwhere",
@@ -310,6 +311,7 @@ def tril_indices(n, k: int = 0, m=None):
     >>> [x.tolist() for x in tril_indices(2)]
     [[0, 1, 1], [0, 0, 1]]
     """
+    _check_size(_triu_size(n if m is None else m, n, -k))
     return _index_arrays(np.tril_indices(concrete_int(n, "n"), concrete_int(k, "k"), m))
 
 
@@ -319,7 +321,39 @@ def triu_indices(n, k: int = 0, m=None):
     >>> [x.tolist() for x in triu_indices(2)]
     [[0, 0, 1], [0, 1, 1]]
     """
+    _check_size(_triu_size(n, n if m is None else m, k))
     return _index_arrays(np.triu_indices(concrete_int(n, "n"), concrete_int(k, "k"), m))
+
+
+def _check_size(size) -> None:
+    """A size a symbolic export traces (the traced sizes record its expression) must be >= 0 for
+    every size the export allows, as JAX's shape check of the result decides it."""
+    if size is not None:
+        _decided(size, ">=", 0)
+
+
+def _decided(a, op: str, b) -> bool:
+    """``a <op> b`` of sizes, decided for every size a symbolic export allows when one is traced."""
+    if hasattr(a, "decide"):
+        return a.decide(b, op)
+    if hasattr(b, "decide"):
+        return b.decide(a, {"<": ">", ">=": "<="}[op])
+    return a < b if op == "<" else a >= b
+
+
+def _triu_size(n, m, k):
+    """How many indices ``triu_indices(n, k, m)`` gives, computed as JAX's ``_triu_size`` when a
+    symbolic export traces the sizes (NOTE: [symbolic comparisons at sample sizes] in
+    funcgrad/export/_polymorphic.py): the traced sizes record ``floordiv(n^2 + n, 2)``, which the
+    export writes as the result's dimension; else nothing."""
+    if not any(getattr(v, "traced", False) for v in (n, m, k)):
+        return None
+    if _decided(k, "<", 0):  # (decided for every size, as JAX's: k = 1 - n is inconclusive)
+        return n * m - _triu_size(m, n, 1 - k)
+    if _decided(k, ">=", m):
+        return 0
+    mk = size_extremum(n, m - k, "min")
+    return mk * (mk + 1) // 2 + mk * (m - k - mk)
 
 
 def tril_indices_from(arr, k: int = 0):

@@ -479,3 +479,47 @@ def test_equality_constraint_on_an_operation_is_checked_at_calls_as_jax(shape):
             return str(err).split("  Using")[0]
 
     assert run(funcgrad, export) == run(jax, jexport)
+
+
+# shape_poly_test's harnesses whose result sizes no polynomial fits (JAX computes them: tril_indices'
+# floordiv(n^2 + n, 2), arange's floordiv(b + 9, b), a symbolic stride's floordiv, reduce_window's
+# max(- b + 9, 0)) or that JAX refuses only when it traces symbolically (name, function of
+# (lib, x), shape specification, argument shape)
+_COMPUTED_SIZES = {
+    "tril_indices": (lambda L, x: L.numpy.tril_indices(x.shape[0]), "n, m", (3, 4)),
+    "triu_indices_m": (lambda L, x: L.numpy.triu_indices(x.shape[0], m=x.shape[1]), "n, m", (3, 4)),
+    "tril_indices_k": (lambda L, x: L.numpy.tril_indices(x.shape[0], k=x.shape[0] - 1), "n, m", (3, 4)),
+    "arange_step_b": (lambda L, x: L.numpy.arange(0, 10, x.shape[0]), "b", (3,)),
+    "arange_step_minus_b": (lambda L, x: L.numpy.arange(10, 0, -x.shape[0]), "b", (3,)),
+    "arange_float_start": (lambda L, x: L.numpy.arange(0.0, x.shape[0]), "b", (3,)),
+    "arange_step_0": (lambda L, x: L.numpy.arange(0, x.shape[0], 0), "b", (3,)),
+    "arange_step_sign": (lambda L, x: L.numpy.arange(0, x.shape[0], x.shape[0] - 2), "b", (3,)),
+    "stride_b": (lambda L, x: L.lax.slice_in_dim(x, 0, x.shape[0], stride=1 + x.shape[0] // 4), "b", (13,)),
+    "reduce_window_b": (
+        lambda L, x: L.lax.reduce_window(x, np.float32(1), L.lax.min, (2, x.shape[0]), (1, 1), "VALID"),
+        "b, 8",
+        (3, 8),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_COMPUTED_SIZES))
+def test_computed_result_sizes_and_symbolic_refusals_as_jax(case):
+    fun, spec, shape = _COMPUTED_SIZES[case]
+
+    def run(lib, exp_mod):
+        try:
+            e = exp_mod.export(lib.jit(lambda x: fun(lib, x)))(
+                lib.ShapeDtypeStruct(exp_mod.symbolic_shape(spec), np.float32)
+            )
+        except Exception as err:  # noqa: BLE001 - the refusal's type and words, compared
+            return type(err).__name__, str(err).split("\n")[0]
+        out = e.call(np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+        return str(e.out_avals), [np.asarray(o).tolist() for o in jax.tree_util.tree_leaves(out)]
+
+    got, want = run(funcgrad, export), run(jax, jexport)
+    assert got[0] == want[0]
+    if isinstance(got[1], list):
+        assert got[1] == want[1]
+    else:  # (the refusal's first line; JAX's term order inside an expression may differ)
+        assert got[1].split("'")[0] == want[1].split("'")[0]
