@@ -298,12 +298,17 @@ def ffi_call(
     ``input_output_aliases`` maps an input index to the output that reuses its buffer;
     ``custom_call_api_version`` < 4 calls a legacy custom call with ``legacy_backend_config``.
 
+    A call of a target that is not registered lowers (as JAX's: a program can be read or exported
+    before its handler exists); compiling it is XLA's error, a ``JaxRuntimeError``:
+
     >>> f = ffi_call("no_such_target", np.zeros(3), vmap_method="sequential")
     >>> import funcgrad
-    >>> funcgrad.jit(f).lower(np.ones(3))  # doctest: +ELLIPSIS
+    >>> "custom_call @no_such_target" in funcgrad.jit(f).lower(np.ones(3)).as_text()
+    True
+    >>> f(np.ones(3))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    funcgrad.xla_bridge.emitter.LoweringError: no FFI target named 'no_such_target' is registered ...
+    funcgrad.xla_bridge.backends.XlaBridgeError: XLA failed to compile ...No FFI handler ... no_such_target...
     """
     if vmap_method not in (None, *VMAP_METHODS):
         raise ValueError(

@@ -279,6 +279,7 @@ def _check_signature(text, in_avals, out_avals, platform):
 
 
 _LOC_RE = re.compile(r"(?:-|<unknown>|loc\(\"?[^:]*\"?):(\d+):(\d+)")
+_NO_FFI_RE = re.compile(r"No FFI handler registered for (\S+) on a platform")
 
 
 def _compile_error(e, text, platform, device) -> XlaBridgeError:
@@ -290,10 +291,17 @@ def _compile_error(e, text, platform, device) -> XlaBridgeError:
         ln = int(m.group(1))
         if 1 <= ln <= len(lines):
             context = f"\n  line {ln}: {lines[ln - 1].strip()}"
+    m = _NO_FFI_RE.search(msg)
+    hint = (
+        "funcgrad checks shapes before lowering, so this points at a lowering rule; "
+        "the module text is in this error's .module_text."
+        if m is None
+        else f"register the handler first with funcgrad.ffi.register_ffi_target({m.group(1)!r}, "
+        f"funcgrad.ffi.pycapsule(lib.Handler), platform={platform!r})."
+    )
     return XlaBridgeError(
         f"XLA failed to compile a StableHLO module for {platform} ({device}):\n  {msg}{context}\n"
-        "Hint: funcgrad checks shapes before lowering, so this points at a lowering rule; "
-        "the module text is in this error's .module_text.",
+        f"Hint: {hint}",
         phase="compile",
         platform=platform,
         module_text=text,

@@ -9,12 +9,13 @@ registrations (``register_target``, ``register_type``, ``register_batch_partitio
 headers (``include_dir``), and ``lower_ffi_call``, the text lowering rule of the primitive.
 
 # NOTE: [FFI custom call form]
-# A call of a typed-FFI handler is ``stablehlo.custom_call @target(...)`` with ``api_version =
-# 4 : i32`` (StableHLO's API_VERSION_TYPED_FFI) and the keyword arguments of the call as the
-# dictionary ``backend_config = {eps = 1.0e-05 : f32, ...}``, which XLA decodes into the
-# handler's typed attributes (JAX writes the same dictionary as ``mhlo.backend_config`` beside
-# api_version 1; XLA reads both forms the same way, and funcgrad's host callbacks already use
-# this one). Python values become attributes as JAX converts them: ``int`` -> ``i64``, ``float``
+# A call of a typed-FFI handler is JAX's ``stablehlo.custom_call @target(...)`` with
+# ``backend_config = ""`` and the keyword arguments of the call as the dictionary
+# ``mhlo.backend_config = {eps = 1.0e-05 : f32, ...}`` (api_version left at its default), which
+# XLA decodes into the handler's typed attributes. StableHLO's own form, ``api_version = 4 : i32``
+# with the dictionary as ``backend_config``, is read the same way by XLA (funcgrad's host
+# callbacks use it), but programs are read as JAX writes them: JAX's ffi_test and tools looking
+# for ``op.attributes["mhlo.backend_config"]``, exported modules compared with JAX's. Python values become attributes as JAX converts them: ``int`` -> ``i64``, ``float``
 # -> ``f64``, ``bool`` -> ``i1``, NumPy scalars keep their dtype, NumPy arrays become dense
 # elements, ``str`` a string, dicts dictionaries (``dtypes.attribute_text``, NOTE: [attributes as
 # text]). Layouts are minor-to-major ``dense<...> :
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 import jaxlib
 import numpy as np
 from funcgrad.xla_bridge.dtypes import attribute_text, string_literal
-from funcgrad.xla_bridge.emitter import LoweringError, aval_type
+from funcgrad.xla_bridge.emitter import aval_type
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
@@ -165,19 +166,15 @@ def lower_ffi_call(
     vmap_method=None,
 ):
     """The custom call of an ``ffi_call`` equation (NOTE: [FFI custom call form])."""
-    platform = ctx.fb.module.platform
-    if custom_call_api_version >= 4 and not is_registered(target_name, platform):
-        raise LoweringError(
-            f"no FFI target named {target_name!r} is registered for the platform {platform!r}: register "
-            f"the handler first with funcgrad.ffi.register_ffi_target({target_name!r}, "
-            f"funcgrad.ffi.pycapsule(lib.Handler), platform={platform!r})"
-        )
+    # (no check that the target is registered: JAX lowers a call of any name, and programs are
+    # lowered to be read or exported before their handler exists; XLA's compile refuses an
+    # unknown one, with the hint of executables._compile_error)
     in_types = [aval_type(a) for a in ctx.avals_in]
     out_types = [aval_type(a) for a in ctx.avals_out]
     attrs = []
     if custom_call_api_version >= 4:
         config = attribute_text({k: plain(v) for k, v in attributes})
-        attrs.append(f"api_version = {int(custom_call_api_version)} : i32, backend_config = {config}")
+        attrs.append(f'backend_config = "", mhlo.backend_config = {config}')
     else:
         attrs.append(f"api_version = {int(custom_call_api_version)} : i32")
         attrs.append(f"backend_config = {string_literal(legacy_backend_config or '')}")
