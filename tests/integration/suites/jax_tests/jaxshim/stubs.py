@@ -5,6 +5,7 @@ AttributeError naming a JAX internal, so only the tests that use it fail."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -177,6 +178,7 @@ NAMES = {
     "jax._src.lib.mlir": {},
     "jax._src.lib.mlir.dialects": {},
     "jax._src.lib.mlir.dialects.hlo": {},
+    "jax._src.layout": {},
     "jax._src.pmap": {},
     "jax._src.state.discharge": {},
     "jax._src.state.indexing": {},
@@ -210,6 +212,7 @@ def install() -> None:
     import ml_dtypes
     from funcgrad.primitives import linalg as _linalg_p
 
+    import funcgrad._layouts
     import funcgrad.ad_checkpoint
     import funcgrad.debug
     import funcgrad.dlpack
@@ -300,6 +303,7 @@ def install() -> None:
             "_select_and_scatter_add": _select_and_scatter_add,
         },
         "jax._src.tpu.linalg.svd": {"svd": _tpu_svd},
+        "jax._src.layout": {"Layout": funcgrad._layouts.Layout, "Format": funcgrad._layouts.Format},
         "jax._src.pmap": {
             "host_local_array_to_global_array": multihost_utils.host_local_array_to_global_array,
         },
@@ -368,6 +372,10 @@ def install() -> None:
         from jaxlib import xla_client
 
         lib.xla_client = xla_client
+    if not hasattr(lib, "lapack"):  # (jaxlib's LAPACK kernels, which ffi_test calls through jax.ffi)
+        from jaxlib import lapack
+
+        lib.lapack = sys.modules["jax._src.lib.lapack"] = lapack
     if not hasattr(lib, "_jax"):  # (jaxlib's extension: the interoperability tests read it)
         from jaxlib import _jax
 
@@ -380,6 +388,8 @@ def install() -> None:
             setattr(src_api, name, globals()[f"_{name}"])
     if not hasattr(dispatch, "apply_primitive"):
         dispatch.apply_primitive = _apply_primitive
+    if not hasattr(dispatch, "simple_impl"):  # (a primitive whose impl is itself compiled alone)
+        dispatch.simple_impl = lambda prim: prim.def_impl(functools.partial(_apply_primitive, prim))
     if not hasattr(dispatch, "runtime_tokens"):  # (JAX's ordered-effect tokens: tests clear them)
         dispatch.runtime_tokens = _RuntimeTokens()
     import jax._src.core as jcore  # the alias's
