@@ -98,26 +98,6 @@ def checked_impl(abstract_eval: Callable, impl: Callable) -> Callable:
     return run
 
 
-def half_floats_compiled(*primitives) -> None:
-    """Make each primitive's eager host step (NOTE: [one eager step]) run compiled for float16 and
-    bfloat16 operands, as JAX computes them: XLA expands these operations (asin, logistic, a
-    cumulative sum, ...) into steps of the half type, whose roundings NumPy's loops (one rounding
-    of a float32 result, or a different order) do not reproduce -- a float16 ulp or several apart.
-    The other dtypes keep the NumPy step."""
-    for p in primitives:
-        impl = p.impl
-
-        def step(*args, _p=p, _impl=impl, **params):
-            if hooks.eager_compiled is not None and any(
-                getattr(a, "dtype", None) in _dt.HALF_FLOATS for a in args
-            ):
-                out = hooks.eager_compiled(_p, list(args), params)
-                return [o._numpy() for o in out] if _p.multiple_results else out._numpy()
-            return _impl(*args, **params)
-
-        p.def_impl(step)
-
-
 def unop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, result_dtype=None):
     def abstract_eval(x: ShapedArray, **params) -> ShapedArray:
         if accepted is not None and not accepted(x.dtype):

@@ -174,6 +174,8 @@ def _bind_numpy(prim, args, params):
     if prim.impl_takes_arrays:
         outs = prim.bind(*args, **params)
         return [_np(o) for o in outs] if prim.multiple_results else _np(outs)
+    if core.compiles_half_floats(prim, args):  # (NOTE: [one eager step])
+        return core.narrow_step(prim)(*args, **params)
     return prim.impl(*args, **params)
 
 

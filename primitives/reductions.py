@@ -36,7 +36,6 @@ from funcgrad.primitives._rules import (
     JET_OF_SUBPROGRAM,
     aval_of,
     checked_impl,
-    half_floats_compiled,
     to_front,
 )
 from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
@@ -239,7 +238,8 @@ reduce_prod_p.def_batch(_batch_reduction(reduce_prod_p))
 # reduction) adds in XLA's vectorised order, each partial result rounded to the half type; NumPy's
 # loop adds one element after another, so a bfloat16 sum of 1000 values in [0, 1) stops at 256
 # (256 + 0.5 rounds back to 256) where jax's is 506. The eager step runs them compiled, as jax.
-half_floats_compiled(reduce_sum_p, reduce_prod_p)
+reduce_sum_p.def_traits(half_floats_compiled=True)
+reduce_prod_p.def_traits(half_floats_compiled=True)
 
 
 def reduce_prod(x, axes):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, checked_impl, half_floats_compiled, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, checked_impl, to_front
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
 from funcgrad.primitives.structure import (
     broadcast_in_dim,
@@ -301,7 +301,8 @@ cummin_p.def_traits(taylor_from_jvp=JET_OF_SELECTION, may_produce_nan=True)
 cummin_p.def_jvp(_scan_jvp(cummin_p, lambda a, b: ew.min_p.bind(a, b)))
 # (XLA's reduce_window adds in its own order and precision; NumPy's accumulate rounds each partial
 # result of a half type in sequence, several ulps apart after a few dozen terms)
-half_floats_compiled(cumsum_p, cumprod_p)
+cumsum_p.def_traits(half_floats_compiled=True)
+cumprod_p.def_traits(half_floats_compiled=True)
 
 
 def _cumulative(primitive, x, axis, reverse):

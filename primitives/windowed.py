@@ -39,7 +39,6 @@ from funcgrad.primitives._rules import (
     JET_OF_SUBPROGRAM,
     aval_of,
     checked_impl,
-    half_floats_compiled,
     to_front,
 )
 from funcgrad.primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
@@ -250,7 +249,7 @@ reduce_window_sum_p.def_traits(may_produce_nan=True)
 reduce_window_sum_p.def_taylor(linear_taylor(reduce_window_sum_p))  # (linear in its inexact operands)
 # (a float16/bfloat16 window sum adds in XLA's order, each partial result rounded to the half type:
 # NumPy's loop, one element after another, stops a bfloat16 sum of 1000 values in [0, 1) at 256)
-half_floats_compiled(reduce_window_sum_p)
+reduce_window_sum_p.def_traits(half_floats_compiled=True)
 
 
 # ----------------------------------------------------------------------------------------------

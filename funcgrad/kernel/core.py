@@ -45,6 +45,8 @@ from funcgrad.kernel.eager_step import (  # noqa: F401 - re-exported
     _narrow_impl,
     _same_dtype_as_first,
     _x32_out,
+    compiles_half_floats,
+    half_operand,
     narrow_step,
 )
 from funcgrad.kernel.errors import (  # noqa: F401 - re-exported
@@ -417,8 +419,11 @@ class EvalTrace(Trace):
             else:
                 vals.append(a)
                 weak = False
-        # NOTE: [one eager step]: the primitive's host step (its impl, or for narrow dtypes the
-        # kernel's wrapper of it), the function the cached-program interpreter calls too.
+        # NOTE: [one eager step]: the primitive's host step (its impl, or for narrow dtypes -- and
+        # half floats where its traits say so -- the kernel's wrapper of it), the function the
+        # cached-program interpreter calls too.
+        if not narrow and primitive.traits.half_floats_compiled:
+            narrow = half_operand(vals)
         step = primitive.impl if not narrow else narrow_step(primitive)
         if step is None:
             raise NotImplementedError(

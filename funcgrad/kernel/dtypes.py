@@ -59,7 +59,7 @@ except ImportError:  # pragma: no cover - exercised only without ml_dtypes
     bfloat16 = None
 
 # The half-precision floats: what jax.numpy reduces in float32, and XLA computes in rounded steps of
-# the half type that NumPy's loops do not reproduce (funcgrad.numpy, primitives._rules).
+# the half type that NumPy's loops do not reproduce (funcgrad.numpy; traits.half_floats_compiled).
 HALF_FLOATS = (np.dtype(np.float16), bfloat16)
 
 

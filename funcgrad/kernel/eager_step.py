@@ -66,14 +66,17 @@ _KEPT = (Array, Token, *_dt.typed_scalar_types)
 # Eager evaluation has two interpreters: ``EvalTrace`` (one primitive at a time, on Arrays) and
 # the interpreter of cached eager programs (``kernel/numpy_plan.py``: a whole program laid out as
 # slot-indexed steps over NumPy values). Both evaluate an equation through the same per-primitive
-# function on host values, its *host step*: ``primitive.impl`` itself, or, when an operand or a
-# result has a narrow dtype (NOTE: [narrow dtypes on the host]), ``narrow_step(primitive)`` --
-# the one place that computes such dtypes compiled (int4, float8) or casts NumPy's float32 result
-# back to bfloat16. Both run with NumPy's floating-point errors quiet (a NaN is a value, as in
-# XLA), and a primitive without an impl raises the same error from either (the program
-# interpreter leaves such programs to ``EvalTrace``). What differs is only bookkeeping: EvalTrace
-# wraps each result (its weak type from ``weak_type_rule``), the program interpreter wraps only
-# the program's outputs (their weak types from the program's avals).
+# function on host values, its *host step*: ``primitive.impl`` itself, or ``narrow_step(primitive)``
+# when an operand or a result has a narrow dtype (NOTE: [narrow dtypes on the host]) or, for a
+# primitive whose traits say ``half_floats_compiled``, an operand is a half float
+# (``compiles_half_floats``) -- the one place that computes such dtypes compiled (int4, float8;
+# float16 and bfloat16 for those primitives, whose steps XLA rounds to the half type) or casts
+# NumPy's float32 result back to bfloat16. The eager loops' NumPy interpreter
+# (``primitives/control_flow.py``) takes the same steps. All run with NumPy's floating-point errors
+# quiet (a NaN is a value, as in XLA), and a primitive without an impl raises the same error from
+# either (the program interpreter leaves such programs to ``EvalTrace``). What differs is only
+# bookkeeping: EvalTrace wraps each result (its weak type from ``weak_type_rule``), the program
+# interpreter wraps only the program's outputs (their weak types from the program's avals).
 
 
 def narrow_step(primitive):
@@ -93,11 +96,25 @@ def narrow_step(primitive):
     return functools.partial(_narrow_impl, primitive)
 
 
+def compiles_half_floats(primitive, vals) -> bool:
+    """Whether ``primitive``'s host step runs compiled for ``vals`` because of a half float: its
+    traits say ``half_floats_compiled`` and an operand is float16 or bfloat16 (so float16 operands,
+    which NumPy computes natively, take ``narrow_step`` too)."""
+    return primitive.traits.half_floats_compiled and half_operand(vals)
+
+
+def half_operand(vals) -> bool:
+    """Whether one of the host values ``vals`` is float16 or bfloat16."""
+    return any(getattr(v, "dtype", None) in _dt.HALF_FLOATS for v in vals)
+
+
 def _narrow_impl(primitive, *vals, **params):
-    if hooks.eager_compiled is not None and any(
-        type(v) is np.ndarray and v.dtype in _dt.COMPILED_ON_HOST for v in vals
+    if hooks.eager_compiled is not None and (
+        any(type(v) is np.ndarray and v.dtype in _dt.COMPILED_ON_HOST for v in vals)
+        or compiles_half_floats(primitive, vals)
     ):
-        # NOTE: [narrow dtypes on the host]: what NumPy cannot compute (int4, float8), XLA does.
+        # NOTE: [narrow dtypes on the host]: what NumPy cannot compute (int4, float8), XLA does;
+        # so the half floats of a primitive whose traits say ``half_floats_compiled``.
         out = hooks.eager_compiled(primitive, vals, params)
         return [o._numpy() for o in out] if primitive.multiple_results else out._numpy()
     out = primitive.impl(*vals, **params)

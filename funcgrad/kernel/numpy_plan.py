@@ -95,7 +95,9 @@ class _Plan:
                 continue
             ins = tuple(slot(a) for a in eqn.invars)
             # NOTE: [one eager step]: the host step EvalTrace would take for these operands.
-            if narrow and any(_dt.is_narrow(a.aval.dtype) for a in eqn.invars):
+            if (narrow and any(_dt.is_narrow(a.aval.dtype) for a in eqn.invars)) or (
+                prim.traits.half_floats_compiled and any(a.aval.dtype in _dt.HALF_FLOATS for a in eqn.invars)
+            ):
                 impl = core.narrow_step(prim)
             else:
                 impl = prim.impl

@@ -70,7 +70,9 @@ class PrimitiveTraits:
       foreign kernel has no derivative): dead-code elimination keeps it, since JAX removes nothing
       while tracing, so a transformation of a staged program (``jvp`` of a ``jit``) meets it and
       refuses as JAX's does. Not a side effect: compiled, XLA drops it and the host function does
-      not run (as in JAX, whose lowering removes it).
+      not run (as in JAX, whose lowering removes it). A function of an equation's params instead
+      of True: kept where its rule may refuse (``scatter_mul`` without ``unique_indices``, a
+      ``custom_jvp_call`` of a rule that refuses, as ``.at[].apply``'s).
     - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp, custom_vjp,
       custom_vmap), which must run on every eager call: eager grad caches no program holding one
       (NOTE: [eager grad program cache]) and a surface template replays it by binding.
@@ -89,6 +91,10 @@ class PrimitiveTraits:
       refuses a token operand of any other primitive of the catalog unless it carries jaxprs
       (``jaxpr_params``: jit, control flow pass tokens through), as JAX's lax does (a user's
       primitive may take one).
+    - ``half_floats_compiled``: its eager host step runs compiled for float16 and bfloat16
+      operands (NOTE: [one eager step]): XLA expands it (asin, logistic, a cumulative sum, a sum
+      accumulated in the half type, ...) into steps rounded to the half type, whose results
+      NumPy's loops (one rounding of a float32 result, or another order) do not reproduce.
 
     >>> t = PrimitiveTraits(linear=True)
     >>> t.linear, t.taylor_from_jvp
@@ -111,13 +117,14 @@ class PrimitiveTraits:
     contraction: bool = False
     inner_axis_env: Callable | None = None
     has_side_effects: bool = False
-    kept_when_dead: bool = False
+    kept_when_dead: bool | Callable = False
     runs_user_rules: bool = False
     transposes_zero_cotangents: bool = False
     identity_element: int | None = None
     places_operand: bool = False
     reshapes_operand: bool = False
     takes_tokens: bool = False
+    half_floats_compiled: bool = False
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -145,6 +152,7 @@ def _optional(kind) -> Callable[[Any], bool]:
 # One type check per annotation (the annotations are strings under ``from __future__``).
 _CHECKS: dict[str, Callable[[Any], bool]] = {
     "bool": lambda v: type(v) is bool,
+    "bool | Callable": lambda v: type(v) is bool or callable(v),
     "str | None": _optional(str),
     "Callable | None": lambda v: v is None or callable(v),
     "tuple[str, ...]": lambda v: type(v) is tuple and all(type(s) is str for s in v),

@@ -18,7 +18,6 @@ from funcgrad.primitives._rules import (
     aval_of,
     coerce_pair,
     full_series,
-    half_floats_compiled,
     naryop,
     split_series,
     unop,
@@ -526,6 +525,5 @@ pow_p.def_taylor(_pow_rule)
 
 # float16/bfloat16 eagerly as XLA computes them (JAX's bits): these expand into several rounded
 # steps of the half type there (exp2 and expm1 too), which NumPy's one rounding does not give
-half_floats_compiled(
-    exp2_p, expm1_p, rsqrt_p, asin_p, acos_p, asinh_p, acosh_p, atanh_p, logistic_p, lgamma_p
-)
+for _p in (exp2_p, expm1_p, rsqrt_p, asin_p, acos_p, asinh_p, acosh_p, atanh_p, logistic_p, lgamma_p):
+    _p.def_traits(half_floats_compiled=True)

@@ -40,6 +40,29 @@ def test_the_program_interpreter_and_evaltrace_agree(f, dtype):
         np.testing.assert_array_equal(np.asarray(p).astype(np.float64), np.asarray(e).astype(np.float64))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_half_floats_compiled_by_trait_in_every_interpreter_as_jax(dtype):
+    # A primitive whose traits say half_floats_compiled (exp2, asin, cumsum, ...) takes the compiled
+    # narrow step for float16/bfloat16 in EvalTrace, the cached-program interpreter and the eager
+    # loops' NumPy interpreter alike: XLA's rounded half steps, jax's bits
+    jax = pytest.importorskip("jax")
+    from funcgrad.primitives import control_flow
+
+    x = np.random.default_rng(1).uniform(-0.99, 0.99, 200).astype(dtype)
+
+    def f(lax, v):
+        return lax.cumsum(lax.asin(v)) + lax.exp2(v)
+
+    want = np.asarray(f(jax.lax, x))
+    closed = funcgrad.make_jaxpr(lambda v: f(funcgrad.lax, v))(x)
+    by_plan, by_eval = _both(lambda v: f(funcgrad.lax, v), x)
+    (by_loop,) = control_flow.eval_jaxpr_numpy(closed.jaxpr, closed.consts, [x])
+    assert numpy_plan._numpy_plan(closed).steps[0][1].func is core._narrow_impl
+    for got in (by_plan[0], by_eval[0], by_loop):
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_both_interpreters_take_one_host_step_per_primitive():
     from funcgrad.primitives.dot import dot_general_p
     from funcgrad.primitives.elementwise import add_p
