@@ -56,7 +56,40 @@ def _zeros(aval):
         return np.zeros(aval.shape, _dt.float0)
     # (A weakly typed value's zero is weak too, as JAX's zero cotangent of a Python scalar.)
     zero = Array._from_owned(np.zeros((), aval.dtype), True) if aval.weak_type else np.zeros((), aval.dtype)
-    return structure.broadcast_in_dim(zero, aval.shape, ())
+    # (A zero typed with a sharding on explicit mesh axes keeps it, as JAX's ``zeros_like_aval``:
+    # a cotangent's or a scatter's zeros typed as the value they stand for.)
+    return _typed_as(structure.broadcast_in_dim(zero, aval.shape, ()), aval)
+
+
+def _typed_as(x, aval):
+    """``x`` typed with ``aval``'s sharding on explicit mesh axes (NOTE: [sharding in types]),
+    as JAX's transpose rules type a cotangent as its primal (``_unbroadcast``'s reshard, a
+    ``broadcast_in_dim`` with ``out_sharding=``): a sharding constraint where the two differ.
+    Unreduced and reduced axes are left as the rules give them. Over an abstract mesh the
+    constraint names the concrete mesh in scope when it is that mesh; else ``x`` is unchanged."""
+    sharding = getattr(aval, "sharding", None)
+    if sharding is None or sharding.spec.unreduced or sharding.spec.reduced:
+        return x
+    have = elementwise.aval_of(x)
+    if have.shape != aval.shape:
+        return x
+    spec = _sharding_rules.spec_of(aval)
+    if have.sharding is not None:
+        if (
+            have.sharding.spec.unreduced
+            or have.sharding.spec.reduced
+            or _sharding_rules.spec_of(have) == spec
+        ):
+            return x
+    elif not any(spec):
+        return x
+    mesh = sharding.mesh
+    if not hasattr(mesh, "_flat"):
+        context = kernel.hooks.context_mesh() if kernel.hooks.context_mesh is not None else None
+        if context is None or context.abstract_mesh != mesh:
+            return x
+        mesh = context
+    return _FAMILIES["sharding"].sharding_constraint_p.bind(x, mesh=mesh, spec=spec)
 
 
 def _full_like(x, value):
@@ -85,6 +118,7 @@ kernel.register(
         reduce_sum=reductions.reduce_sum,
         reshape=structure.reshape,
         sum_to_scalar=lambda x: reductions.reduce_sum(x, tuple(range(elementwise.aval_of(x).ndim))),
+        typed_as=_typed_as,
     ),
 )
 

@@ -585,6 +585,11 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev, integer=False)
             and ct is not None
             and (integer or _dt.is_inexact(v.aval.dtype))
         ):
+            if v.aval.sharding is not None:
+                # NOTE: [sharding in types]: a cotangent is typed as its primal, as JAX's
+                # transpose rules type theirs (``x + y``'s cotangent of a replicated x is
+                # replicated, though the sum was sharded along y's axes).
+                ct = hooks.typed_as(ct, v.aval)
             prev = ct_env.get(v)
             ct_env[v] = ct if prev is None else hooks.add_any(prev, ct)
 

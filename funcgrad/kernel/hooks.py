@@ -27,6 +27,7 @@ _PROVIDERS = {
     "reduce_sum": "funcgrad.primitives",
     "reshape": "funcgrad.primitives",
     "sum_to_scalar": "funcgrad.primitives",
+    "typed_as": "funcgrad.primitives",
 }
 
 

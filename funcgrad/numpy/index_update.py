@@ -17,15 +17,19 @@ import numpy as np
 
 from funcgrad._control_flow import while_loop
 from funcgrad._placement import reshard
+from funcgrad._sharding_types import type_sharding
 from funcgrad.custom_derivatives import refuse_jvp
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import _dtypes
 from funcgrad.numpy._core import (
     asarray,
     aval,
+    broadcast_shapes,
     broadcast_to,
     call_custom,
     constant,
@@ -35,8 +39,13 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy.indexing import (
     _ARRAY,
+    _INT,
+    _SCALAR,
+    _SLICE,
     Slice,
     _expand,
+    _index_dtype,
+    _normalized_index,
     getitem,
     refuse_sequence_index,
     static_ints_of_empty_axes,
@@ -46,7 +55,7 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import indexing_out
+from funcgrad.primitives._sharding_rules import _ambiguous_ok, indexing_out, spec_of
 
 __all__: list[str] = []
 
@@ -116,6 +125,10 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
             stacklevel=4,
         )
     unique_indices = unique_indices or _selects_unique(x, idx)
+    if _typed_on_a_mesh(x, y, idx):
+        out = _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, unique_indices)
+        if out is not None:
+            return _in_dtype_of(out, original)
     ids, scatter_mode = _flat_ids(x, idx, mode, wrap)
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
     if 0 in tuple(target):  # (JAX skips the scatter for an empty slice, before broadcasting the update)
@@ -147,11 +160,120 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
     )
-    out = st.reshape(out, x.shape)
-    # x's dtype and weak type, as JAX's (a weak x updated with a strong value stays weak)
+    return _in_dtype_of(st.reshape(out, x.shape), original)
+
+
+def _in_dtype_of(out, original):
+    """``out`` in ``original``'s dtype and weak type, as JAX's (a weak x updated with a strong
+    value stays weak)."""
     if aval(out).dtype == aval(original).dtype and aval(out).weak_type == aval(original).weak_type:
         return out
     return ew.convert_element_type(out, aval(original).dtype, weak_type=aval(original).weak_type)
+
+
+def _typed_on_a_mesh(x, y, idx) -> bool:
+    """Whether any operand's type holds a sharding (an explicit mesh axis is in scope: NOTE:
+    [sharding in types]). Such updates keep ``x``'s shape (``_windowed_scatter``) so that JAX's
+    scatter sharding rule types them as JAX's; flat positions would reshape a sharded ``x``."""
+    parts = [x, y, *(idx if isinstance(idx, tuple) else (idx,))]
+    return any(
+        isinstance(v, core.Tracer | Array) and getattr(aval(v), "sharding", None) is not None for v in parts
+    )
+
+
+def _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, unique_indices):
+    """JAX's scatter of ``x.at[idx]`` (its ``_index_to_gather`` read as a scatter): every
+    dimension of ``x`` a slice keeps is a window of the update (a step-1 slice starts at its
+    start), and ints and index arrays are scatter indices whose dimensions the update does not
+    have; the advanced indices' broadcast shape stands where NumPy puts it. ``None`` (the flat
+    route) for the forms this does not cover: new axes, strided or empty slices, empty arrays.
+
+    >>> asarray(np.zeros((2, 3))).at[1, 1:].set(5.0).tolist() == _windowed_scatter(
+    ...     asarray(np.zeros((2, 3))), (1, slice(1, None)), asarray(5.0), ix.scatter, None, True,
+    ...     False, True).tolist()
+    True
+    """
+    entries = _expand(idx, x.shape, "x.at[...]")
+    if len(entries) != x.ndim or any(kind not in (_SLICE, _INT, _SCALAR, _ARRAY) for kind, _ in entries):
+        return None
+    if 0 in x.shape:
+        return None
+    arrays = [value for kind, value in entries if kind == _ARRAY]
+    has_array = bool(arrays)
+    dtype = _index_dtype([asarray(a) if not isinstance(a, int) else np.asarray(a) for a in arrays])
+    columns, column_dims, inserted, windows, advanced_dims = [], [], [], [], []
+    for d, (kind, value) in enumerate(entries):
+        n = x.shape[d]
+        if kind == _SLICE:
+            start, stop, step = value.indices(n)
+            if step != 1 or stop <= start:
+                return None
+            windows.append((d, stop - start))
+            if (start, stop) != (0, n):
+                columns.append(constant(start, dtype))
+                column_dims.append(d)
+            continue
+        if has_array or kind == _ARRAY:
+            advanced_dims.append(d)
+        inserted.append(d)
+        column_dims.append(d)
+        if kind == _INT and (wrap or value >= 0):
+            columns.append(constant(value + n if value < 0 else value, dtype))
+        else:
+            columns.append(_normalized_index(value, n, dtype, wrap))
+    batch = broadcast_shapes(*[aval(c).shape for c in columns]) if columns else ()
+    if 0 in batch:
+        return None
+    contiguous = (
+        advanced_dims == list(range(advanced_dims[0], advanced_dims[-1] + 1)) if advanced_dims else True
+    )
+    p = sum(1 for d, _ in windows if advanced_dims and d < advanced_dims[0]) if contiguous else 0
+    sizes = [size for _, size in windows]
+    target = (*sizes[:p], *batch, *sizes[p:])
+    if columns:
+        indices = st.concatenate(
+            [st.reshape(broadcast_to(c, batch), (*batch, 1)) for c in columns], len(batch)
+        )
+    else:
+        indices = constant(np.zeros((0,), dtype), dtype)
+    yshape = aval(y).shape
+    while len(yshape) > len(target) and yshape[0] == 1:  # (NumPy's extra leading unit dimensions)
+        y = st.reshape(y, yshape[1:])
+        yshape = yshape[1:]
+    try:
+        y = broadcast_to(y, target)
+    except ValueError:
+        raise ValueError(
+            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
+        ) from None
+    x_sharding = aval(x).sharding
+    if x_sharding is not None:
+        # The update is typed as ``x[idx]`` would be (JAX's ``slice_sharding``): a window keeps
+        # x's dimension's sharding, the advanced indices' dimensions their broadcast sharding.
+        xspec = spec_of(aval(x))
+        bspec = spec_of(aval(indices))[: len(batch)] if columns else ()
+        wspec = [xspec[d] for d, _ in windows]
+        spec = (*wspec[:p], *bspec, *wspec[p:])
+        names = [n for dim in spec for n in dim]
+        # (not inside ``out_sharding=``, typed as JAX's auto axes: the result is resharded after)
+        if names and len(set(names)) == len(names) and not _ambiguous_ok.get():
+            sharding = type_sharding(x_sharding.mesh, spec)
+            y = hooks.typed_as(y, aval(y).update(sharding=sharding))
+    dn = ix.ScatterDimensionNumbers(
+        update_window_dims=tuple(range(p)) + tuple(range(p + len(batch), len(target))),
+        inserted_window_dims=tuple(inserted),
+        scatter_dims_to_operand_dims=tuple(column_dims),
+    )
+    scatter_mode = ix.GatherScatterMode.FILL_OR_DROP if mode is None else ix.GatherScatterMode.from_any(mode)
+    return scatter_fn(
+        x,
+        indices,
+        y,
+        dn,
+        mode=scatter_mode,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+    )
 
 
 def _takes_out_sharding(method):
