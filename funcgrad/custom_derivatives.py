@@ -213,6 +213,7 @@ def refuse_jvp(fun: custom_jvp, message: str) -> None:
         raise NotImplementedError(message)
 
     fun.defjvp(jvp, symbolic_zeros=True)
+    fun.refuses_jvp = True  # (its calls are kept when dead: NOTE: [primitive traits])
 
 
 class _GradientRule:

@@ -104,9 +104,9 @@ def _scatter_mul_jvp(primals, tangents, *, dimension_numbers, mode, **flags):
         total = scatter_mul_p.bind(t_operand, indices, updates, **params)
     if type(t_updates) is not Zero:
         if not flags["unique_indices"]:
-            raise NotImplementedError(
-                "scatter_mul gradients with respect to updates are only implemented with "
-                "unique_indices=True (as in JAX); pass unique_indices=True if the indices are unique"
+            raise NotImplementedError(  # (JAX's words, then funcgrad's)
+                "scatter_mul gradients are only implemented if `unique_indices=True` (with respect "
+                "to the updates; pass unique_indices=True if the indices are unique)"
             )
         zeros = hooks.zeros(aval_of(t_operand) if type(t_operand) is not Zero else t_operand.aval)
         term = ew.mul(operand, scatter_add_p.bind(zeros, indices, t_updates, **params))
@@ -135,6 +135,9 @@ scatter_mul_p.def_jvp(_scatter_mul_jvp)
 scatter_mul_p.def_transpose(_scatter_mul_transpose)
 scatter_mul_p.def_batch(_scatter_batch(scatter_mul_p))
 scatter_mul_p.def_traits(linear=True)  # in the operand (its JVP scales operand tangents by the updates)
+# (its JVP refuses differentiated updates without unique_indices: kept when dead, as JAX removes
+# nothing while tracing, so jvp of a jit or checkpoint holding an unused one refuses as JAX's)
+scatter_mul_p.def_traits(kept_when_dead=lambda params: not params["unique_indices"])
 
 
 def _scatter_extremal_jvp(primitive):

@@ -298,6 +298,7 @@ class custom_jvp(_CustomFunction):
             return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
         jvp_flat = _jvp_rule(self, nondiff, in_tree, name, [out_tree], closed.out_avals)
+        jvp_flat.refuses = getattr(self, "refuses_jvp", False)  # (kept when dead: see the trait)
         if home is not None:
             jvp_flat.home = weakref.ref(home)
         if memo_key is not None and not consts and len(self._traces) < 64:
@@ -412,6 +413,7 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
         return p_out, [Zero.from_primal_value(p) if z else next(nz_out) for p, z in zip(p_out, zero_out)]
 
     batched_jvp.__name__ = f"vmap({getattr(jvp, '__name__', 'jvp')})"
+    batched_jvp.refuses = getattr(jvp, "refuses", False)
     outs = custom_jvp_call_p.bind(
         *vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, name=name
     )
@@ -473,6 +475,9 @@ custom_jvp_call_p.def_traits(
     taylor_from_jvp="its series follow the user's custom JVP rule, by design",
 )
 custom_jvp_call_p.def_traits(runs_user_rules=True)
+# (a call whose rule refuses every derivative, as JAX's primitive without a JVP rule that it stands
+# for: kept in a traced program when dead, so a jvp of the jit or checkpoint refuses as JAX's)
+custom_jvp_call_p.def_traits(kept_when_dead=lambda params: getattr(params["jvp"], "refuses", False))
 custom_jvp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )

@@ -756,7 +756,10 @@ def has_effects(eqn, kept_when_dead: bool = False) -> bool:
     [False, False, True]
     """
     traits = eqn.primitive.traits
-    if traits.has_side_effects or (kept_when_dead and traits.kept_when_dead):
+    if traits.has_side_effects:
+        return True
+    kept = traits.kept_when_dead
+    if kept_when_dead and kept and (kept is True or kept(eqn.params)):
         return True
     if not traits.jaxpr_params:
         return False

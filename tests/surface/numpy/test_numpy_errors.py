@@ -259,6 +259,23 @@ def test_unused_nextafter_of_a_differentiated_value_refuses_under_jit_and_checkp
             T.vjp(wrap(lambda v, np_=np_: (np_.nextafter(np_.ones(2), 2.0), v * 2)[1]), x)
 
 
+def test_unused_scatter_apply_and_scatter_mul_refuse_under_jit_and_checkpoint_as_jax():
+    # The same for .at[].apply (JAX's scatter_apply has no JVP) and .at[].multiply/power with
+    # repeated indices (scatter_mul's JVP refuses differentiated updates): funcgrad dropped the
+    # unused update and computed (the fuzzer's leftovers, seed 17002); with unique_indices, or
+    # not differentiated, both compute
+    jax = pytest.importorskip("jax")
+    x, idx = np.array([1.5, 2.0, 0.5]), np.array([1, 1])
+    for T, np_ in ((jax, jax.numpy), (funcgrad, fnp)):
+        for wrap in (T.jit, T.checkpoint):
+            with pytest.raises(NotImplementedError, match="scatter_apply JVP not implemented"):
+                T.grad(wrap(lambda v, np_=np_: (v.at[idx].apply(np_.sin), np_.sin(v).sum())[1]))(x)
+            with pytest.raises(NotImplementedError, match="scatter_mul gradients are only implemented if"):
+                T.grad(wrap(lambda v: (v.at[idx].power(v[:2]), v.sum())[1]))(x)
+            T.grad(wrap(lambda v: (v.at[idx].multiply(v[:2], unique_indices=True), v.sum())[1]))(x)
+            T.grad(wrap(lambda v, np_=np_: np_.ones(3).at[idx].apply(np_.sin).sum() + v.sum()))(x)
+
+
 def test_at_apply_of_an_empty_array_with_array_indices_is_the_array_as_jax():
     # (the random programs, seed 15002) funcgrad gathered func's operand from the empty array with
     # mode='clip': "Slice size ... out of range"; JAX's scatter gives x; an int index into the
