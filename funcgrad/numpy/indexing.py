@@ -382,9 +382,10 @@ def getitem(
         and not np.iscomplexobj(x)
         and not _selects_everything(idx, x.shape)
     ):
-        # (JAX converts the fill value to x's dtype: strongly, which refuses a complex number; to a
-        # weak x's, by NumPy's astype, which keeps the real part with NumPy's ComplexWarning)
-        if not aval(x).weak_type:
+        # (JAX converts the fill value to x's dtype: strongly, which refuses a Python complex number
+        # (a NumPy array's is one, by .item()); a NumPy complex scalar, or any to a weak x's, by
+        # NumPy's astype, which keeps the real part with NumPy's ComplexWarning)
+        if not aval(x).weak_type and (type(fill_value) is complex or isinstance(fill_value, np.ndarray)):
             raise TypeError(
                 f"float() argument must be a string or a real number, not 'complex' (fill_value {fill_value})"
             )

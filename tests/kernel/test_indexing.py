@@ -502,6 +502,26 @@ def test_apply_on_booleans_and_fill_values_of_slices_as_jax():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=str(idx))
 
 
+def test_a_numpy_complex_fill_value_of_a_real_array_keeps_its_real_part_as_jax():
+    # (the random programs, seed 17002) JAX converts a NumPy complex scalar by NumPy's astype (the
+    # real part, with ComplexWarning); a Python complex (or a 0-d array's, by .item()) is float()'s
+    # TypeError. (Distinct values: jax's static fill_value compares equal across the two types.)
+    jax = pytest.importorskip("jax")
+    x, idx = np.array([1.5, 2.0], np.float32), np.array([0, 5])
+    for fill in (np.complex64(3 - 1j), np.complex128(-2j)):
+        want = jax.numpy.asarray(x).at[idx].get(mode="fill", fill_value=fill)
+        for f in (
+            lambda v, fill=fill: v.at[idx].get(mode="fill", fill_value=fill),
+            jit(lambda v, fill=fill: v.at[idx].get(mode="fill", fill_value=fill)),
+        ):
+            got = f(fnp.asarray(x))
+            assert got.dtype == want.dtype and np.asarray(got).tolist() == np.asarray(want).tolist()
+    for fill in (5 - 1j, np.array(7 - 1j)):
+        for lib in (jax.numpy, fnp):
+            with pytest.raises(TypeError, match="not 'complex'"):
+                lib.asarray(x).at[idx].get(mode="fill", fill_value=fill)
+
+
 def test_a_traced_slice_bound_under_jit_is_an_index_error_as_jax():
     # (x[i:] with a traced i: JAX's IndexError, and funcgrad's advice to use dynamic_slice; the
     # fill value's whole-axis check of 24fc5b6, asked first, raised TracerIntegerConversionError)
