@@ -147,6 +147,9 @@ def _put_leaf(v, s: Sharding):
     from_array = isinstance(v, Array)
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
     if isinstance(v, core.Tracer):
+        moved = _put_differentiated(v, s)
+        if moved is not None:
+            return moved
         if isinstance(s, NamedSharding):
             v = _constrain(v, s, strict=False)  # (device_put moves data, as reshard does)
         space = memory_space_of_kind(s.memory_kind)
@@ -240,9 +243,38 @@ def device_put_traced(v, device):
     )[0]
 
 
+def _put_differentiated(v, s: Sharding):
+    """``device_put(v, s)`` of a value ``v`` traced by an eager derivative (``grad``, ``jvp``,
+    ``vjp``), whose primal is concrete: a ``device_put`` equation to ``s`` whose source is the
+    primal's sharding where it is an Array, as JAX's ``_infer_src_sharding``
+    (``x.to_concrete_value()``), so the transpose sends the cotangent back there (``grad`` of
+    ``f(device_put(a, NamedSharding(mesh, P())))`` is on ``a``'s device, as JAX's); of a NumPy
+    primal, no source (the cotangent stays as put). None where the value has no concrete primal
+    (under ``jit``, ``vmap``) or the sharding retypes it (explicit axes, unreduced, another
+    memory): the caller's constraint then places it."""
+    trace = core.current_trace()
+    if under_staging(trace) or s.memory_kind not in (None, "device"):
+        return None
+    if isinstance(s, NamedSharding) and (s.spec.unreduced or s.mesh.abstract_mesh.explicit_axes):
+        return None
+    if isinstance(trace, RecordingTrace):  # (a recorded program runs on one device)
+        raise EffectsInRecording("device_put")
+    src = v
+    while isinstance(src, core.Tracer):
+        src = getattr(src, "primal", None)
+    if src is None:
+        return None
+    src = src.sharding if isinstance(src, Array) else None
+    return device_put_p.bind(v, devices=(s,), srcs=(src,), copy_semantics=(ArrayCopySemantics.REUSE_INPUT,))[
+        0
+    ]
+
+
 def _put_one(x, d):
     if d is None:  # (a cotangent whose source was unknown: where it is)
         return x
+    if isinstance(d, Sharding):  # (a value placed by a sharding, or its cotangent sent back)
+        return _put_leaf(x, d)
     if isinstance(d, xla_bridge.sharded.Device):
         return _put_leaf(x, SingleDeviceSharding(d))
     return device_put_space(x, d)

@@ -150,6 +150,15 @@ with jax.set_mesh(ex1):
     unred = P(None, None, unreduced={"x"})
     u = jax.jit(lambda a, b: jnp.einsum("ab,bc->ac", a, b, out_sharding=unred))(xa, ya)
     cases["unreduced einsum"] = [str(u.sharding.spec), np.asarray(jax.reshard(u, P())).tolist()]
+# device_put of a value an eager derivative traces: the cotangent goes back to the concrete
+# value's sharding (JAX's source inference); under jit there is none, and it stays as put
+rep = NamedSharding(mesh2, P())
+f_dp = lambda a: (jax.device_put(a, rep) ** 2).sum()  # noqa: E731
+va = jnp.asarray(v)  # (an Array's sharding is the source; a NumPy array has none)
+vjp_dp = jax.vjp(lambda a: jax.device_put(a, rep) * 2, va)[1](va)[0]
+cases["device_put cotangent"] = [[type(g.sharding).__name__, np.asarray(g).tolist()] for g in (
+    jax.grad(f_dp)(v), jax.grad(f_dp)(va), vjp_dp)] + [desc(jax.jit(jax.grad(f_dp))(va)), desc(
+    jax.jvp(lambda a: jax.device_put(a, rep), (v,), (v,))[1])]
 """
 
 ORACLE = (
@@ -178,7 +187,7 @@ def results():
                                   "sds P sharding", "sds P lowered", "zeros_like sds",
                                   "shard_map no mesh", "donation layouts",
                                   "explicit concatenate", "shard_map rank errors",
-                                  "unreduced einsum"])  # fmt: skip
+                                  "unreduced einsum", "device_put cotangent"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
