@@ -13,6 +13,7 @@ modes] in ``primitives/gather.py``).
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -381,7 +382,33 @@ def rev(operand, dimensions):
     >>> rev(np.array([[1, 2], [3, 4]]), (1,)).tolist()
     [[2, 1], [4, 3]]
     """
-    return st.rev(asarray(operand), tuple(int(d) for d in dimensions))
+    operand = asarray(operand)
+    return st.rev(operand, _rev_dimensions(operand, dimensions))
+
+
+def _rev_dimensions(operand, dimensions):
+    """JAX's checks of ``rev``'s dimensions (its shape rule: TypeErrors, the dimensions not
+    normalised -- a negative one is refused).
+
+    >>> _rev_dimensions(np.ones((2, 3)), [1])
+    (1,)
+    """
+    dimensions = tuple(dimensions)  # (JAX's bind takes the tuple: an int is not iterable)
+    try:
+        dims = tuple(operator.index(d) for d in dimensions)
+    except TypeError as err:
+        kinds = tuple(map(type, dimensions))
+        raise TypeError(f"rev dimensions must have every element be an integer type, got {kinds}.") from err
+    if not all(d >= 0 for d in dims):
+        raise TypeError(f"rev dimensions must have every element be nonnegative, got {dimensions}.")
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if dims and not max(dims) < operand.ndim:
+        raise TypeError(
+            f"rev dimensions must all be less than operand ndim, got dimensions {dimensions} for "
+            f"operand ndim {operand.ndim}."
+        )
+    return dims
 
 
 # ----------------------------------------------------------------------------------------------

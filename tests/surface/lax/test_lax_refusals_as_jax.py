@@ -125,6 +125,12 @@ WORDED = [
     ("cummax_axis_out_of_bounds", lambda lax, np_: lax.cummax(np_.ones(2), axis=1)),
     ("cumprod_bool", lambda lax, np_: lax.cumprod(np_.ones(2, bool))),
     ("cumlogsumexp_int", lambda lax, np_: lax.cumlogsumexp(np_.ones(2, np.int32))),
+    # (rev's dimensions are not normalised: fuzzer seed 18001)
+    ("rev_negative", lambda lax, np_: lax.rev(np_.ones((2, 3)), (-1,))),
+    ("rev_past_rank", lambda lax, np_: lax.rev(np_.ones((2, 3)), (2,))),
+    ("rev_repeated", lambda lax, np_: lax.rev(np_.ones((2, 3)), (0, 0))),
+    ("rev_float", lambda lax, np_: lax.rev(np_.ones((2, 3)), (1.0,))),
+    ("rev_int", lambda lax, np_: lax.rev(np_.ones((2, 3)), 1)),
     ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
     (
         "dynamic_slice_index_types",
