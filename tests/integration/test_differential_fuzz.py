@@ -57,7 +57,7 @@ ALL_OPS = ops.SURFACE + ops.op_db_ops()
 # those it drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
 # ops_more's, load ~3)
 _LONG_RUN_TABLES = ops.MORE + ops.EDGES + ops.STRUCT + ops.MIX + ops.WIDE + ops.COMP + ops.MODELS
-_LONG_RUN_ONLY = {op.name for op in _LONG_RUN_TABLES + ops.PROG + ops.SHARD}
+_LONG_RUN_ONLY = {op.name for op in _LONG_RUN_TABLES + ops.PROG + ops.SHARD + ops.LAX}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
 CI_EXAMPLES = 250
 CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode

@@ -45,7 +45,12 @@ Modules, one job each:
   collectives and ``check_vma`` both ways, explicit meshes with ``reshard`` and ``out_sharding=``
   -- under ops_prog's transformations, the result compared with its sharding; specs drawn wrong
   must raise the same exception type; needs
-  ``XLA_FLAGS=--xla_force_host_platform_device_count=8``, else nothing is drawn; long run only). The long
+  ``XLA_FLAGS=--xla_force_host_platform_device_count=8``, else nothing is drawn; long run only);
+  ``ops_lax``: session 16's (``jax.lax`` primitives with random parameters: dot_general's dimension
+  numbers, conv_general_dilated's layouts/strides/padding/dilations/group counts, gather/scatter
+  dimension numbers and modes, reduce_window, dynamic slices out of range, pad, sort, top_k,
+  cumulative ops, bit and integer ops, special functions; parameters jax refuses run under
+  ``_err``, both sides raising the same type; long run only, ``FUNCGRAD_FUZZ_ONLY=laxp.``). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

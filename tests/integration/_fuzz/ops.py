@@ -632,6 +632,7 @@ SURFACE += [
 from _fuzz.ops_comp import COMP  # noqa: E402
 from _fuzz.ops_edges import EDGES  # noqa: E402
 from _fuzz.ops_extra import EXTRA  # noqa: E402
+from _fuzz.ops_lax import LAX  # noqa: E402
 from _fuzz.ops_mix import MIX  # noqa: E402
 from _fuzz.ops_models import MODELS  # noqa: E402
 from _fuzz.ops_more import MORE  # noqa: E402
@@ -640,7 +641,7 @@ from _fuzz.ops_shard import SHARD  # noqa: E402
 from _fuzz.ops_struct import STRUCT  # noqa: E402
 from _fuzz.ops_wide import WIDE  # noqa: E402
 
-SURFACE += EXTRA + MORE + EDGES + STRUCT + MIX + WIDE + COMP + MODELS + PROG + SHARD
+SURFACE += EXTRA + MORE + EDGES + STRUCT + MIX + WIDE + COMP + MODELS + PROG + SHARD + LAX
 SURFACE_BY_NAME = {op.name: op for op in SURFACE}
 assert len(SURFACE_BY_NAME) == len(SURFACE), "duplicate op names"
 
