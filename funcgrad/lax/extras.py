@@ -228,6 +228,13 @@ def _top_k_along(operand, k: int, dim: int, largest: bool, aggregate_to_topk: bo
     if not fnp.issubdtype(x.dtype, fnp.floating):  # (bfloat16 included: its NumPy kind is 'V')
         raise ValueError(f"operand must be a floating type ({name} of {x.dtype})")
     dim = dim % x.ndim
+    if not aggregate_to_topk and any(getattr(v, "traced", False) for v in (k, x.shape[dim])):
+        # (a symbolic export's traced sizes: XLA's window count has no symbolic form; JAX's words)
+        raise NotImplementedError(
+            "approx_top_k with aggregate_to_topk=False not yet implemented when either the `k` "
+            f"({getattr(k, 'expr', k)}) or the  reduction dimension size "
+            f"({getattr(x.shape[dim], 'expr', x.shape[dim])}) are symbolic"
+        )
     if not aggregate_to_topk:  # (XLA's partial result: its size of windows, sorted on a CPU as JAX's)
         k = approx_top_k_output_size(x.shape[dim], x.ndim, int(k), float(recall_target), int(override))
     moved = fnp.moveaxis(x, dim, -1)

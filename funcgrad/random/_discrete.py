@@ -44,9 +44,23 @@ from funcgrad.random._core import (
 __all__ = ["binomial", "choice", "geometric", "multinomial", "permutation", "poisson", "rademacher"]
 
 
+def _constant_size(dims) -> None:
+    """JAX's refusal to shuffle an array whose size a symbolic export traces (its round count
+    depends on the size)."""
+    if any(getattr(d, "traced", False) for d in dims):
+        size = 1
+        for d in dims:
+            size = size * d
+        raise NotImplementedError(  # (JAX's words)
+            "shape polymorphism for `permutation` or `shuffle` for arrays of non-constant size: "
+            f"{getattr(size, 'expr', size)}"
+        )
+
+
 def _shuffle(key, x, axis):
     """Sort ``x`` along ``axis`` by random 32-bit keys, in enough rounds that the chance of two
     equal sort keys is negligible (JAX's ``_shuffle``)."""
+    _constant_size(x.shape)
     exponent = 3
     uint32max = np.iinfo(np.uint32).max
     num_rounds = int(np.ceil(exponent * np.log(max(1, x.size)) / np.log(uint32max)))
@@ -67,6 +81,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     [0, 1, 2, 3, 4]
     """
     if not isinstance(x, core.Tracer | fnp.ndarray) and np.ndim(x) == 0:
+        _constant_size((x,))
         n = concrete_int(x, "random.permutation: x (an int: the size to permute)")
         return _shuffle(key, fnp.arange(n), 0)
     x = fnp.asarray(x)
@@ -77,6 +92,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     axis = normalize_axis(axis, x.ndim)
     if independent or x.ndim == 1:
         return _shuffle(key, x, axis)
+    _constant_size((x.shape[axis],))
     ind = _shuffle(key, fnp.arange(x.shape[axis]), 0)
     return fnp.take(x, ind, axis, unique_indices=True)
 

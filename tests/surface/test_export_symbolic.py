@@ -495,6 +495,13 @@ _COMPUTED_SIZES = {
     "arange_step_0": (lambda L, x: L.numpy.arange(0, x.shape[0], 0), "b", (3,)),
     "arange_step_sign": (lambda L, x: L.numpy.arange(0, x.shape[0], x.shape[0] - 2), "b", (3,)),
     "stride_b": (lambda L, x: L.lax.slice_in_dim(x, 0, x.shape[0], stride=1 + x.shape[0] // 4), "b", (13,)),
+    "approx_max_k_partial": (
+        lambda L, x: L.lax.approx_max_k(x, k=x.shape[0], reduction_dimension=0, aggregate_to_topk=False),
+        "b, 4",
+        (3, 4),
+    ),
+    "permutation": (lambda L, x: L.random.permutation(L.random.key(0), x), "b", (3,)),
+    "permutation_2d": (lambda L, x: L.random.permutation(L.random.key(0), x, axis=1), "3, b", (3, 4)),
     "reduce_window_b": (
         lambda L, x: L.lax.reduce_window(x, np.float32(1), L.lax.min, (2, x.shape[0]), (1, 1), "VALID"),
         "b, 8",
