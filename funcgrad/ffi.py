@@ -35,7 +35,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.kernel import core
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.ir import AbstractToken, ShapedArray
 from funcgrad.xla_bridge import execute as _execute
 from funcgrad.xla_bridge import ffi as _xffi
 from funcgrad.xla_bridge.emitter import lowering_rules as _lowering_rules
@@ -136,10 +136,10 @@ def _impl(primitive):
 
 
 def _not_differentiable(primals, tangents, *, target_name, **params):
-    raise ValueError(
-        f"The FFI call to {target_name!r} cannot be differentiated: funcgrad cannot see inside the "
-        "kernel. Give it a derivative with funcgrad.custom_vjp (a second kernel for the backward "
-        "pass) or funcgrad.custom_jvp."
+    raise ValueError(  # (JAX's words, then how)
+        f"The FFI call to `{target_name}` cannot be differentiated. You can use `custom_jvp` or "
+        "`custom_vjp` to add support: funcgrad cannot see inside the kernel (funcgrad.custom_vjp "
+        "with a second kernel for the backward pass, or funcgrad.custom_jvp)."
     )
 
 
@@ -224,6 +224,9 @@ ffi_call_effect_p = _make_primitive("ffi_call_effect", side_effect=True)
 def _result_avals(results) -> tuple[ShapedArray, ...]:
     avals = []
     for i, r in enumerate(results):
+        if isinstance(r, AbstractToken):  # (a token result, as JAX's ``core.abstract_token``)
+            avals.append(r)
+            continue
         if not hasattr(r, "shape") or not hasattr(r, "dtype"):
             raise ValueError(
                 "All elements of result_shape_dtypes must have 'shape' and 'dtype' attributes "
@@ -241,18 +244,22 @@ def _result_avals(results) -> tuple[ShapedArray, ...]:
     return tuple(avals)
 
 
+def _row_major(aval) -> tuple[int, ...]:
+    return () if isinstance(aval, AbstractToken) else tuple(reversed(range(len(aval.shape))))
+
+
 def _layouts(avals, layouts, what: str) -> tuple:
-    """Minor-to-major layouts from JAX's major-to-minor ones (None: row-major)."""
+    """Minor-to-major layouts from JAX's major-to-minor ones (None: row-major; a token: none)."""
     if layouts is None:
-        return tuple(tuple(reversed(range(len(a.shape)))) for a in avals)
+        return tuple(_row_major(a) for a in avals)
     if len(layouts) != len(avals):
         raise ValueError(
             f"The number of {what} ({len(avals)}) must equal the number of {what} layouts ({len(layouts)})."
         )
     out = []
     for a, lay in zip(avals, layouts):
-        if lay is None:
-            out.append(tuple(reversed(range(len(a.shape)))))
+        if lay is None or isinstance(a, AbstractToken):
+            out.append(_row_major(a))
             continue
         major_to_minor = getattr(lay, "major_to_minor", lay)
         if getattr(lay, "tiling", None):
@@ -330,6 +337,11 @@ def ffi_call(
     primitive = ffi_call_effect_p if has_side_effect else ffi_call_p
 
     def call(*args, **kwargs):
+        if kwargs and custom_call_api_version < 4:  # (JAX's words: a legacy target takes none)
+            raise ValueError(
+                "The use of ffi_call attributes requires a custom call API version of at least 4; "
+                f"got api_version={custom_call_api_version}."
+            )
         in_avals = [core.get_aval(x) for x in args]
         static_in_layouts = _layouts(in_avals, input_layouts, "input")
         aliases = []
@@ -347,9 +359,10 @@ def ffi_call(
                 )
             a, r = in_avals[i], result_avals[o]
             if tuple(a.shape) != r.shape or np.dtype(a.dtype) != r.dtype:
-                raise ValueError(
-                    f"input_output_aliases contains the mapping '{i}:{o}' referring to an input of "
-                    f"{np.dtype(a.dtype).name}{list(a.shape)} and an output of {r.dtype.name}{list(r.shape)}."
+                raise ValueError(  # (JAX's words)
+                    f"input_output_aliases contains the mapping '{i}:{o}' referring to an input with "
+                    f"abstract value {ShapedArray(tuple(a.shape), np.dtype(a.dtype))} and an output "
+                    f"with a different abstract value {r}."
                 )
             if static_in_layouts[i] != static_out_layouts[o]:
                 raise ValueError(

@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from funcgrad.xla_bridge import ffi as _xffi
 from funcgrad.xla_bridge import plugins
 from funcgrad.xla_bridge.dtypes import attribute_text, dense_attr
 from funcgrad.xla_bridge.emitter import (
@@ -662,6 +661,19 @@ def _default_layouts(avals):
     return [tuple(reversed(range(len(a.shape)))) for a in avals]
 
 
+def _minor_to_major(layout, default) -> tuple:
+    """A lowering rule's layout as XLA's minor-to-major order: a tuple is one already, a ``Layout``
+    (``major_to_minor``) is reversed, None is ``default`` (row-major), as JAX's ffi_lowering."""
+    if layout is None:
+        return default
+    major_to_minor = getattr(layout, "major_to_minor", None)
+    if major_to_minor is None:
+        return tuple(layout)
+    if getattr(layout, "tiling", None):
+        raise ValueError("The FFI does not support layouts with tiling")
+    return tuple(major_to_minor)[::-1]
+
+
 def custom_call(
     call_target_name: str,
     *,
@@ -765,42 +777,41 @@ def ffi_custom_call(
     has_side_effect: bool = False,
     operand_output_aliases: dict | None = None,
     result_types=None,
+    extra_attributes=None,
     **unused,
 ):
     """The ``stablehlo.custom_call`` op of an FFI target, built with the bindings (the attributes
-    as in NOTE: [FFI custom call form]); ``params`` become the handler's attributes."""
+    as in NOTE: [FFI custom call form]: JAX's ``ffi_lowering`` through ``mlir.custom_call``);
+    ``params`` become the handler's attributes, ``extra_attributes`` (``mhlo.frontend_attributes``
+    of a batch-partitionable call, ...) are set on the op."""
     if result_types is None:
         result_types = [aval_to_ir_type(a) for a in ctx.avals_out]
     if api_version >= 4:
         if backend_config is not None and not isinstance(backend_config, dict):
-            raise ValueError("When api_version >= 4, backend_config must be a dictionary.")
-        config = ir_attribute({**(backend_config or {}), **params})
+            raise ValueError("When api_version > 4, backend_config must be a dictionary.")
+        config = {k: ir_attribute(v) for k, v in {**(backend_config or {}), **params}.items()}
     else:
         if params:
             raise ValueError(
                 "The use of ffi_call attributes requires a custom call API version of at least 4; "
                 f"got api_version={api_version}."
             )
-        config = ir.StringAttr.get(backend_config or "")
+        config = backend_config or ""
     in_layouts = operand_layouts if operand_layouts is not None else _default_layouts(ctx.avals_in)
     out_layouts = result_layouts if result_layouts is not None else _default_layouts(ctx.avals_out)
-    in_layouts = [lay if lay is not None else d for lay, d in zip(in_layouts, _default_layouts(ctx.avals_in))]
-    out_layouts = [
-        lay if lay is not None else d for lay, d in zip(out_layouts, _default_layouts(ctx.avals_out))
-    ]
-    aliases = []
-    for i, o in sorted((operand_output_aliases or {}).items()):
-        aliases.append(hlo.OutputOperandAlias.get([o] if len(result_types) > 1 else [], i, []))
-    i32 = ir.IntegerType.get_signless(32)
-    return hlo.CustomCallOp(
-        list(result_types),
-        list(operands),
-        call_target_name=ir.StringAttr.get(target),
-        has_side_effect=ir.BoolAttr.get(bool(has_side_effect)),
+    return custom_call(
+        target,
+        result_types=list(result_types),
+        operands=list(operands),
         backend_config=config,
-        api_version=ir.IntegerAttr.get(i32, int(api_version)),
-        called_computations=ir.ArrayAttr.get([]),
-        operand_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi.layout_text(lay)) for lay in in_layouts]),
-        result_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi.layout_text(lay)) for lay in out_layouts]),
-        output_operand_aliases=ir.ArrayAttr.get(aliases),
+        has_side_effect=bool(has_side_effect),
+        api_version=api_version,
+        operand_output_aliases=dict(sorted((operand_output_aliases or {}).items())),
+        operand_layouts=[
+            _minor_to_major(lay, d) for lay, d in zip(in_layouts, _default_layouts(ctx.avals_in))
+        ],
+        result_layouts=[
+            _minor_to_major(lay, d) for lay, d in zip(out_layouts, _default_layouts(ctx.avals_out))
+        ],
+        extra_attributes=extra_attributes,
     )

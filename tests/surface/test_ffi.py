@@ -70,8 +70,8 @@ def test_lowered_custom_call_attributes_layouts_and_aliases():
     assert f"stablehlo.custom_call @{KNOWN}(%arg0, %arg1)" in line
     assert 'backend_config = ""' in line and "has_side_effect = true" in line  # (JAX's form)
     assert (
-        "mhlo.backend_config = {arr = dense<[0, 1, 2]> : tensor<3xi32>, eps = 5.000000e-01 : f32, flag = true, "
-        'n = 3 : i64, name = "abc"}' in line
+        "mhlo.backend_config = {arr = dense<[0, 1, 2]> : tensor<3xi32>, eps = 5.000000e-01 : f32, "
+        'flag = true, n = 3 : i64, name = "abc"}' in line
     )
     # major-to-minor (1, 0) is XLA's minor-to-major [0, 1]; a scalar has the empty layout
     assert "operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]" in line
@@ -125,7 +125,9 @@ def test_errors_of_a_wrong_call():
     with pytest.raises(ValueError, match="vmap_method must be one of"):
         ffi.ffi_call(KNOWN, x, vmap_method="vectorized")
     with pytest.raises(
-        ValueError, match="referring to an input of float32\\[3\\] and an output of float64\\[3\\]"
+        ValueError,
+        match="referring to an input with abstract value float32\\[3\\] and an output with a different "
+        "abstract value float64\\[3\\]",  # (jax's words)
     ):
         ffi.ffi_call(KNOWN, np.zeros(3), input_output_aliases={0: 0})(x)
     with pytest.raises(ValueError, match="output index 2 outside the range"):
@@ -152,6 +154,61 @@ def test_errors_of_a_wrong_call():
         funcgrad.grad(lambda v: fnp.sum(call(v)))(x)
     with pytest.raises(ValueError, match="register_ffi_type"):
         ffi.register_ffi_type_id("t", None)
+
+
+def test_lowered_calls_as_jax():
+    """The custom calls JAX's ffi_test reads, against jax's text: a token operand and result,
+    ``ffi_lowering`` with a ``Layout`` (major-to-minor) and extra attributes (attributes in
+    ``mhlo.backend_config``), and JAX's refusals and words."""
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    from jax._src import core as jcore
+    from jax._src.interpreters import mlir as jmlir
+    from jax.experimental.layout import Layout as JLayout
+    from jax.extend.core import Primitive as JPrimitive
+
+    from funcgrad.experimental.layout import Layout
+    from funcgrad.kernel.ir import abstract_token
+
+    def line(lib, f, *args):
+        text = lib.jit(f).lower(*args).as_text()
+        return next(ln.strip() for ln in text.splitlines() if "custom_call" in ln).replace("jax", "fg")
+
+    want = line(jax, lambda: jax.ffi.ffi_call(KNOWN, jcore.abstract_token)(jax.lax.create_token()))
+    got = line(funcgrad, lambda: ffi.ffi_call(KNOWN, abstract_token)(funcgrad.lax.create_token()))
+    assert got == want and "(!stablehlo.token) -> !stablehlo.token" in got
+
+    lines = []
+    for lib, layout, m, prim in (
+        (funcgrad, Layout, mlir, Primitive),
+        (jax, JLayout, jmlir, JPrimitive),
+    ):
+        p = prim(f"ffi_demo_{lib.__name__}")
+        p.def_impl(lambda x, **_: x)
+        p.def_abstract_eval(lambda x, **_: x)
+
+        def rule(ctx, v, lib=lib, m=m, layout=layout, **params):
+            attrs = {"mhlo.frontend_attributes": m.ir_attribute({"num_batch_dims": "1"})}
+            lower = lib.ffi.ffi_lowering(KNOWN, operand_layouts=[layout((1, 0))], extra_attributes=attrs)
+            return lower(ctx, v, **params)
+
+        m.register_lowering(p, rule)
+        lines.append(line(lib, lambda v, p=p: p.bind(v, eps=np.float32(0.5)), np.ones((2, 3), np.float32)))
+    got, want = lines
+    assert got == want.replace("ffi_demo_fg", "ffi_demo_funcgrad"), (got, want)
+    assert (
+        "mhlo.backend_config = {eps = 5.000000e-01 : f32}" in got
+        and "operand_layouts = [dense<[0, 1]>" in got
+    )
+    assert 'mhlo.frontend_attributes = {num_batch_dims = "1"}' in got
+
+    x = np.ones(3, np.float32)
+    for lib in (funcgrad, jax):
+        f = lib.ffi.ffi_call(KNOWN, x, custom_call_api_version=2)
+        with pytest.raises(ValueError, match="The use of ffi_call attributes requires a custom call API"):
+            lib.jit(lambda v, f=f: f(v, attribute=1)).lower(x)
+        f = lib.ffi.ffi_call(KNOWN, x)
+        with pytest.raises(ValueError, match="The FFI call to `.+` cannot be differentiated."):
+            lib.grad(lambda v, f=f: f(v).sum())(x)
 
 
 # ----------------------------------------------------------------------------------------------

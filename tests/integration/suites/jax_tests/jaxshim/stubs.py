@@ -177,7 +177,6 @@ NAMES = {
     "jax._src.effects": {},
     "jax._src.lib.mlir": {},
     "jax._src.lib.mlir.dialects": {},
-    "jax._src.lib.mlir.dialects.hlo": {},
     "jax._src.layout": {},
     "jax._src.pmap": {},
     "jax._src.state.discharge": {},
@@ -372,6 +371,13 @@ def install() -> None:
         from jaxlib import xla_client
 
         lib.xla_client = xla_client
+    if "jax._src.lib.mlir.dialects.hlo" not in sys.modules:  # (jaxlib's StableHLO dialect, as JAX's)
+        from jaxlib.mlir.dialects import stablehlo
+
+        sys.modules["jax._src.lib.mlir.dialects.hlo"] = stablehlo
+        _dialects = sys.modules.get("jax._src.lib.mlir.dialects")
+        if _dialects is not None:
+            _dialects.hlo = stablehlo
     if not hasattr(lib, "lapack"):  # (jaxlib's LAPACK kernels, which ffi_test calls through jax.ffi)
         from jaxlib import lapack
 
