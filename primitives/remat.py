@@ -46,7 +46,7 @@ from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.held_state import read_state, write_state
+from funcgrad.kernel.held_state import WrittenState
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
 
@@ -380,17 +380,17 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
     backward, items = ad.transpose_jaxpr_with_state(
         jaxpr, list(linear), None, [core.get_aval(c).weak_type for c in cts]
     )
-    state = read_state(items)
+    written = WrittenState(items)
     outs = checkpoint_p.bind(
         *nonlin,
         *cts,
-        *(x for vals in state for x in vals),
+        *written.leaves,
         jaxpr=backward,
         policy=policy,
         differentiated=True,
     )
     n_lin = sum(linear)
-    write_state(items, outs[n_lin:], state)
+    written.write(outs[n_lin:])
     it = iter(outs[:n_lin])
     return [next(it) if lin else None for lin in linear]
 

@@ -56,7 +56,7 @@ from funcgrad.kernel.ad import (
 )
 from funcgrad.kernel.batching import batch_jaxpr
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.held_state import read_state, write_state
+from funcgrad.kernel.held_state import WrittenState
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
@@ -286,8 +286,8 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     body_t, items = transpose_jaxpr_with_state(
         jaxpr, linear, [False] * ncar + ys_zero, [a.weak_type for a in (*carry_avals, *y_avals)]
     )
-    state = read_state(items)
-    state_init = [x for vals in state for x in vals]
+    written = WrittenState(items)
+    state_init = written.leaves
     n_lc, n_st = len(lin_const_avals), len(state_init)
 
     def body(*a):
@@ -314,7 +314,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
         length=length, reverse=not reverse, unroll=unroll,
     )  # fmt: skip
     ct_consts, ct_init, st_final, ct_xs = _split(outs, n_lc, ncar, n_st)
-    write_state(items, st_final, state)
+    written.write(st_final)
     it_c, it_x = iter(ct_consts), iter(ct_xs)
     ct_live = iter([next(it_c) if lin else None for lin in const_lin])
     return [

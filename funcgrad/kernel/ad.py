@@ -696,7 +696,7 @@ def transpose_jaxpr_with_state(
 ) -> tuple[ClosedJaxpr, list]:
     """``transpose_jaxpr`` for a backward pass that may write Refs from outside (NOTE: [state
     written by a backward pass] in kernel/held_state.py): returns the jaxpr and the state objects
-    it touched, ``items``; when there are any, the jaxpr takes their leaves (``read_state``) after
+    it touched, ``items``; when there are any, the jaxpr takes their leaves (``WrittenState``) after
     its own inputs and gives their final leaves after its own outputs."""
     return _transpose_jaxpr(closed, linear, ct_zero, ct_weak, True)
 

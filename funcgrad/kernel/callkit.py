@@ -30,7 +30,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.held_state import read_state, write_state
+from funcgrad.kernel.held_state import WrittenState
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr
 from funcgrad.kernel.taylor import jet_jaxpr
 
@@ -188,11 +188,11 @@ class CallPrimitive(Primitive):
         ct_zero = tuple(type(ct) is Zero for ct in cts)
         ct_weak = tuple(core.get_aval(ct).weak_type for ct in cts if type(ct) is not Zero)
         transposed, items = derived_transpose(jaxpr, linear, ct_zero, ct_weak)
-        state = read_state(items)  # (NOTE: [state written by a backward pass])
+        written = WrittenState(items)  # (NOTE: [state written by a backward pass])
         call_args = [
             *(a for a in args if not is_undefined_primal(a)),
             *(c for c in cts if type(c) is not Zero),
-            *(x for vals in state for x in vals),
+            *written.leaves,
         ]
         n_lin = sum(linear)
         # (a cotangent stands for the output it is the cotangent of, a result for its linear input)
@@ -200,7 +200,7 @@ class CallPrimitive(Primitive):
             ins=(
                 *_ins(i for i, a in enumerate(args) if not is_undefined_primal(a)),
                 *_outs(j for j, c in enumerate(cts) if type(c) is not Zero),
-                *(None for vals in state for _ in vals),
+                *(None for _ in written.leaves),
             ),
             outs=(
                 *_ins(i for i, lin in enumerate(linear) if lin),
@@ -209,8 +209,7 @@ class CallPrimitive(Primitive):
         )
         params = self._derived({**params, "jaxpr": jaxpr}, transposed, "transpose", len(call_args), **layout)
         outs = self.bind(*call_args, **params)
-        if items:
-            write_state(items, outs[n_lin:], state)
+        written.write(outs[n_lin:])
         it = iter(outs[:n_lin])
         return [next(it) if lin else None for lin in linear]
 

@@ -20,8 +20,9 @@ Layer: kernel. Imports ``kernel.hooks`` only (the surface's wording of the alias
 # the Refs touched (``hooks.state_discovery``, the surface's discovery scope, as a loop body's
 # forward trace does: NOTE: [state in loop bodies]), and ``ad.transpose_jaxpr_with_state`` gives
 # the backward jaxpr with their values as extra inputs and their final values as extra outputs.
-# The transpose rule reads them where it runs (``read_state``), passes them to the transposed call
-# (a scan carries them), and writes the results back (``write_state``), so the write happens when
+# The transpose rule reads them where it runs (``WrittenState``, one helper for the call-primitive
+# kit, checkpoint and scan), passes them to the transposed call (a scan carries them), and writes the
+# results back (``WrittenState.write``), so the write happens when
 # the backward program runs, once per iteration in a loop.
 """
 
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 from funcgrad.kernel.hooks import hooks
 
-__all__ = ["Held", "is_state", "read_state", "write_state"]
+__all__ = ["Held", "WrittenState", "is_state"]
 
 
 def is_state(x) -> bool:
@@ -83,15 +84,40 @@ class Held:
         return self
 
 
-def read_state(items: Sequence) -> list[list]:
-    """The current leaves of each state object (a Ref, or a mutable box as the surface lifts it),
-    read at the current trace (NOTE: [state written by a backward pass])."""
-    return [item._state_read() for item in items]
+class WrittenState:
+    """The state objects ``items`` a traced backward pass writes, as its transpose rule threads
+    them (NOTE: [state written by a backward pass]): their leaves read where the rule runs
+    (``leaves``, the transposed call's extra inputs after its others) and written back from the
+    call's extra outputs (``write``).
 
+    >>> class Box:
+    ...     _fg_state = True
+    ...     def __init__(self, v):
+    ...         self.v = v
+    ...     def _state_read(self):
+    ...         return [self.v]
+    ...     def _state_write(self, vals):
+    ...         (self.v,) = vals
+    >>> box = Box(1.0)
+    >>> written = WrittenState([box])
+    >>> written.leaves
+    [1.0]
+    >>> written.write([2.0])
+    >>> box.v
+    2.0
+    """
 
-def write_state(items: Sequence, flat: Sequence, state: Sequence[list]) -> None:
-    """Write the leaves ``flat`` back into ``items``, as many per item as ``state`` (what
-    ``read_state`` gave) has."""
-    rest = iter(flat)
-    for item, vals in zip(items, state):
-        item._state_write([next(rest) for _ in vals])
+    __slots__ = ("items", "counts", "leaves")
+
+    def __init__(self, items: Sequence):
+        self.items = list(items)
+        # (a Ref, or a mutable box as the surface lifts it, read at the current trace)
+        state = [item._state_read() for item in self.items]
+        self.counts = [len(vals) for vals in state]
+        self.leaves = [x for vals in state for x in vals]
+
+    def write(self, flat: Sequence) -> None:
+        """Write the leaves ``flat`` (as many as ``leaves``) back into the state objects."""
+        rest = iter(flat)
+        for item, n in zip(self.items, self.counts):
+            item._state_write([next(rest) for _ in range(n)])
