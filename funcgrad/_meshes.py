@@ -24,6 +24,7 @@ from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import batching
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ManualAxisType  # noqa: F401 - re-exported (funcgrad._shardings)
 
 
 def _sh():
@@ -280,44 +281,6 @@ def _no_devices(name: str):
         f"AbstractMesh does not implement {name}: it holds no devices. Use the concrete mesh "
         "(funcgrad.sharding.get_mesh(), or an array's .sharding.mesh) instead."
     )
-
-
-class ManualAxisType:
-    """How a value varies over the manual axes of a ``shard_map`` body (JAX's record):
-    ``varying``, ``unreduced`` and ``reduced`` sets of axis names.
-
-    >>> ManualAxisType(varying={"x"}).varying
-    frozenset({'x'})
-    """
-
-    __slots__ = ("varying", "unreduced", "reduced")
-
-    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-        self.varying, self.unreduced, self.reduced = (
-            frozenset(varying),
-            frozenset(unreduced),
-            frozenset(reduced),
-        )
-        for a, b, an, bn in (
-            (self.varying, self.unreduced, "varying", "unreduced"),
-            (self.varying, self.reduced, "varying", "reduced"),
-        ):
-            if a & b:
-                raise ValueError(f"{an} and {bn} cannot have common mesh axes. Got {an}={a} and {bn}={b}")
-
-    def __eq__(self, other):
-        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == (
-            other.varying,
-            other.unreduced,
-            other.reduced,
-        )
-
-    def __hash__(self):
-        return hash((self.varying, self.unreduced, self.reduced))
-
-    def __repr__(self):
-        sets = (set(self.varying), set(self.unreduced), set(self.reduced))
-        return "ManualAxisType(varying={}, unreduced={}, reduced={})".format(*sets)
 
 
 class Mesh:

@@ -39,7 +39,7 @@ from funcgrad import _shard_map_eager as _eager
 from funcgrad import _sharding_types, xla_bridge
 from funcgrad._api_util import flatten_outputs
 from funcgrad._sharding_types import type_sharding
-from funcgrad._shardings import DuplicateSpecError, Mesh, PartitionSpec, get_mesh
+from funcgrad._shardings import AbstractMesh, DuplicateSpecError, Mesh, NamedSharding, PartitionSpec, get_mesh
 from funcgrad._vma import (
     _eager_logical_transpose,
     _logical_transpose,
@@ -149,6 +149,44 @@ def _check_duplicates(spec, norm, mesh) -> None:
             mesh,
             spec,
         )
+
+
+def _concrete_of(mesh, flat):
+    """``mesh=`` as an ``AbstractMesh``: the mesh of the arguments' shardings, as JAX's
+    ``get_mesh_from_args`` (JAX's ValueErrors for an argument over a mesh of another shape and
+    for arguments without shardings). A traced argument's type names only the abstract mesh:
+    the mesh in scope (``set_mesh``) where it is that mesh, else the mesh of the first devices
+    (``make_mesh``'s), as JAX lowers over the program's own devices."""
+    if not isinstance(mesh, AbstractMesh):
+        return mesh
+    found = None
+    traced = False
+    for a in flat:
+        if isinstance(a, core.Tracer):
+            traced = True
+            continue
+        s = getattr(a, "sharding", None) if isinstance(a, core.Array) else None
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
+            if s.mesh.shape_tuple != mesh.shape_tuple:
+                shape = core.get_aval(a).str_short(short_dtypes=False)
+                raise ValueError(
+                    f"Mesh shape of the input {s.mesh.shape_tuple} does not match the mesh shape passed to "
+                    f"shard_map  {mesh.shape_tuple} for shape {shape}"
+                )
+            found = s.mesh
+    if found is not None:
+        return found
+    if not traced:
+        raise ValueError(
+            "Please pass `jax.Array`s with a `NamedSharding` as input to `shard_map` when passing "
+            "`AbstractMesh` to the mesh argument."
+        )
+    context = get_mesh()
+    if context is not None and context.abstract_mesh == mesh:
+        return context
+    n = mesh.size
+    devices = np.array(xla_bridge.devices()[:n], dtype=object).reshape(mesh.axis_sizes)
+    return Mesh(devices, mesh.axis_names, axis_types=mesh.axis_types)
 
 
 def _resolve_mesh(mesh, axis_names, where):
@@ -285,8 +323,8 @@ def shard_map(
 
     @functools.wraps(f)
     def mapped(*args):
-        m, manual = _resolve_mesh(mesh, axis_names, where)
         flat, in_tree = tu.tree_flatten(args)
+        m, manual = _resolve_mesh(_concrete_of(mesh, flat), axis_names, where)
         if in_specs_ is None:
             leaf_specs = [None] * len(flat)
         else:

@@ -85,6 +85,70 @@ class _LowLevelType:
         return val
 
 
+class ManualAxisType:
+    """How a value varies over the manual axes of a ``shard_map`` body (JAX's record):
+    ``varying``, ``unreduced`` and ``reduced`` sets of axis names.
+
+    Every abstract value has one (``typeof(x).mat``, JAX's short name): empty outside a
+    ``shard_map`` body.
+
+    >>> ManualAxisType(varying={"x"}).varying
+    frozenset({'x'})
+    >>> ShapedArray((3,), np.float32).mat.varying
+    frozenset()
+    """
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        self.varying, self.unreduced, self.reduced = (
+            frozenset(varying),
+            frozenset(unreduced),
+            frozenset(reduced),
+        )
+        for a, b, an, bn in (
+            (self.varying, self.unreduced, "varying", "unreduced"),
+            (self.varying, self.reduced, "varying", "reduced"),
+        ):
+            if a & b:
+                raise ValueError(f"{an} and {bn} cannot have common mesh axes. Got {an}={a} and {bn}={b}")
+
+    def __eq__(self, other):
+        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == (
+            other.varying,
+            other.unreduced,
+            other.reduced,
+        )
+
+    def __hash__(self):
+        return hash((self.varying, self.unreduced, self.reduced))
+
+    def __repr__(self):
+        sets = (set(self.varying), set(self.unreduced), set(self.reduced))
+        return "ManualAxisType(varying={}, unreduced={}, reduced={})".format(*sets)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.varying or self.unreduced or self.reduced)
+
+    @property
+    def vur(self) -> frozenset:
+        return self.varying | self.unreduced | self.reduced
+
+    def invarying(self, mesh) -> frozenset:
+        """The manual axes of ``mesh`` this value does not vary along (nor is unreduced or
+        reduced over), as JAX's."""
+        return frozenset(mesh.manual_axes) - self.vur
+
+    def update(self, **kwargs) -> ManualAxisType:
+        fields = dict(varying=self.varying, unreduced=self.unreduced, reduced=self.reduced)
+        fields.update(kwargs)
+        return ManualAxisType(**fields)
+
+
+_EMPTY_MAT = ManualAxisType()
+
+
 class ShapedArray(_LowLevelType):
     """The abstract value of an array: shape, dtype, whether its dtype is weak, its sharding over
     the *explicit* axes of a mesh (``None``: none, the Auto mode; NOTE: [sharding in types]) and
@@ -116,6 +180,10 @@ class ShapedArray(_LowLevelType):
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    # JAX's record of how the value varies over a shard_map body's manual axes: empty here (an
+    # eager body's blocks have their own, ``_shard_map_eager.ManualAval``)
+    manual_axis_type = property(lambda self: _EMPTY_MAT)
+    mat = property(lambda self: self.manual_axis_type)
 
     def str_short(self, short_dtypes: bool = True, mesh_axis_types: bool = False) -> str:
         """The type as jaxprs print it (``f32[3]``); with ``short_dtypes=False``, with the dtype's

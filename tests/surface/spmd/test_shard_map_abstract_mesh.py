@@ -1,0 +1,48 @@
+"""``shard_map(mesh=mesh.abstract_mesh)`` and every abstract value's ``mat`` (JAX's
+``manual_axis_type``) on 8 CPU devices, with jax 0.10.2 as the oracle in the same process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+from funcgrad import sharding as fs
+
+jax = pytest.importorskip("jax")
+js = jax.sharding
+
+
+def _run(lib, sh, shard_map):
+    mesh = sh.Mesh(np.array(lib.devices()[:4]).reshape(2, 2), ("x", "y"))
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    arr = lib.device_put(x, sh.NamedSharding(mesh, sh.PartitionSpec("x", "y")))
+    f = lambda v: shard_map(
+        lambda b: b * 2,
+        mesh=mesh.abstract_mesh,
+        in_specs=sh.PartitionSpec("x"),  # noqa: E731
+        out_specs=sh.PartitionSpec("x"),
+    )(v)
+    outs = [f(arr), lib.jit(f)(arr)]
+    errors = []
+    for bad in (
+        x,
+        lib.device_put(
+            x, sh.NamedSharding(sh.Mesh(np.array(lib.devices()[:2]), ("z",)), sh.PartitionSpec("z"))
+        ),
+    ):
+        with pytest.raises(ValueError) as e:
+            f(bad)
+        errors.append(str(e.value))
+    mat = lib.typeof(arr).mat
+    return outs, errors, (mat.varying, mat.unreduced, mat.reduced)
+
+
+def test_shard_map_over_an_abstract_mesh_as_jax():
+    ours = _run(funcgrad, fs, funcgrad.shard_map)
+    theirs = _run(jax, js, jax.shard_map)
+    for a, b in zip(ours[0], theirs[0]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert tuple(a.sharding.spec) == tuple(b.sharding.spec)
+    assert ours[1] == theirs[1]
+    assert ours[2] == theirs[2] == (frozenset(),) * 3
