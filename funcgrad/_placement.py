@@ -81,7 +81,7 @@ from funcgrad.kernel.partial_eval import StagingTracer, under_staging
 from funcgrad.kernel.recording import EffectsInRecording, RecordingTrace
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
-from funcgrad.primitives.remat import ArrayCopySemantics, device_put_p, device_put_to
+from funcgrad.primitives.placement import ArrayCopySemantics, device_put_p, device_put_to
 
 __all__ = [
     "Shard",

@@ -1,7 +1,7 @@
 """``jax.lax``'s value utilities: ``empty``, ``dtype``, ``optimization_barrier``,
 ``reduce_precision``, ``shape_as_value`` and the tokens ``create_token``/``after_all``.
 
-Layer: surface. Imports the kernel's tree utilities, the primitive catalog (``primitives.remat``'s
+Layer: surface. Imports the kernel's tree utilities, the primitive catalog (``primitives.placement``'s
 barrier, ``primitives.bitcast``'s ``reduce_precision``) and ``funcgrad.numpy``'s core.
 
 ``optimization_barrier`` is the primitive checkpoint uses to keep XLA from merging a recomputation
@@ -19,7 +19,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from funcgrad.primitives.bitcast import reduce_precision_p
-from funcgrad.primitives.remat import optimization_barrier_p
+from funcgrad.primitives.placement import optimization_barrier_p
 from funcgrad.primitives.structure import broadcast_in_dim
 from funcgrad.primitives.tokens import after_all, create_token
 

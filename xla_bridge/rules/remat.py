@@ -4,12 +4,11 @@
 recomputed, in the jaxpr the transformations produced. A *differentiated* ``checkpoint`` (the
 backward program of a checkpoint: recomputation, then the transposed tangent work) is lowered
 inside a conditional XLA cannot resolve at compile time (NOTE: [remat on XLA]).
-``optimization_barrier`` becomes ``stablehlo.optimization_barrier``; ``name`` (``checkpoint_name``)
-is the identity (partial evaluation has already read the name), and so is ``device_put`` between
-memory spaces: on the CPU the host memory is the device's (JAX's lowering emits nothing there either;
-NOTE: [offloaded residuals]).
+``name`` (``checkpoint_name``) is the identity (partial evaluation has already read the name).
 
-Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
+Layer: xla_bridge (compiler half). Imports the primitive catalog, ``xla_bridge.emitter`` and the
+placement family's rules (``rules/placement.py``: the barrier a differentiated checkpoint reads its
+inputs through).
 
 # NOTE: [remat on XLA]
 # Recomputing in the backward pass saves memory only if XLA recomputes: if it notices that the
@@ -31,8 +30,9 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives.remat import checkpoint_p, device_put_p, name_p, optimization_barrier_p
+from funcgrad.primitives.remat import checkpoint_p, name_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
+from funcgrad.xla_bridge.rules.placement import barrier
 
 _U32 = tensor_type((), np.uint32)
 _PRED = tensor_type((), np.bool_)
@@ -44,7 +44,7 @@ def _checkpoint(ctx, *args, jaxpr, policy, differentiated):
         # (A program for several devices cannot read partition_id outside a manual computation:
         # XLA's SPMD partitioner refuses it, so there the body is inlined as it is.)
         if differentiated:
-            args = _barrier(ctx.fb, args, ctx.avals_in)  # NOTE: [remat barrier]
+            args = barrier(ctx.fb, args, ctx.avals_in)  # NOTE: [remat barrier]
         return lower_closed(ctx.fb, jaxpr, args)
     fb = ctx.fb
     out_types = [aval_type(a) for a in ctx.avals_out]
@@ -52,7 +52,7 @@ def _checkpoint(ctx, *args, jaxpr, policy, differentiated):
     pred = fb.compare("LT", pid, fb.const(np.iinfo(np.uint32).max, np.uint32), np.uint32, ())
     taken = fb.region()
     # The body reads its inputs (the cotangents among them) through one barrier: NOTE: [remat barrier]
-    _return(taken, lower_closed(taken, jaxpr, _barrier(taken, args, ctx.avals_in)), out_types)
+    _return(taken, lower_closed(taken, jaxpr, barrier(taken, args, ctx.avals_in)), out_types)
     never = fb.region()
     zeros = [never.broadcast(never.const(0, a.dtype), a.update(shape=()), a.shape) for a in ctx.avals_out]
     _return(never, zeros, out_types)
@@ -70,23 +70,6 @@ def _return(r, outs, types) -> None:
     r.raw(f'"stablehlo.return"({", ".join(outs)}) : ({", ".join(types)}) -> ()')
 
 
-@register(optimization_barrier_p)
-def _optimization_barrier(ctx, *args):
-    return _barrier(ctx.fb, args, ctx.avals_in)
-
-
-def _barrier(fb, args, avals) -> list:
-    if not args:
-        return []
-    types = ", ".join(aval_type(a) for a in avals)
-    return fb.emit_results(f"stablehlo.optimization_barrier {', '.join(args)} : {types}", len(args))
-
-
 @register(name_p)
 def _name(ctx, x, *, name):
     return x  # checkpoint_name is the identity once partial evaluation has read the name
-
-
-@register(device_put_p)
-def _device_put(ctx, *xs, devices, srcs, copy_semantics):
-    return list(xs)  # (one RAM on the CPU: NOTE: [offloaded residuals])

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.special as sp
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives import remat
+from funcgrad.primitives import placement
 from hypothesis import strategies as st
 
 from op_db._base import (
@@ -258,7 +258,7 @@ OPS = [
     unary(ew.stop_gradient_p, lambda x: x),
     unary(ew.copy_p, lambda x: x, dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     # optimization_barrier is multi-result; one operand exercises all its rules.
-    unary(remat.optimization_barrier_p, lambda x: x, op=lambda x: remat.optimization_barrier(x)[0],
+    unary(placement.optimization_barrier_p, lambda x: x, op=lambda x: placement.optimization_barrier(x)[0],
           dtypes=(F64, F32, I32), linear_argnums=((0,),)),  # fmt: skip
     binary(ew.add_p, np.add, dtypes=(F64, F32, I32, C128, C64), linear_argnums=((0, 1),)),
     binary(ew.sub_p, np.subtract, dtypes=(F64, F32, I32, C128, C64), linear_argnums=((0, 1),)),

@@ -1,4 +1,5 @@
-"""op_db entries: the rematerialisation family (primitives/remat.py).
+"""op_db entries: the rematerialisation and placement families (primitives/remat.py,
+primitives/placement.py).
 
 ``name`` (``checkpoint_name``) is the identity with a ``name`` parameter, ``device_put`` a move
 between memory spaces: every generic check applies as to any linear op. (``optimization_barrier``
@@ -8,7 +9,8 @@ tests/surface/api/test_checkpoint.py and test_ad_checkpoint.py.)
 
 from __future__ import annotations
 
-from funcgrad.primitives.remat import checkpoint_name, device_put_p, device_put_to, name_p
+from funcgrad.primitives.placement import device_put_p, device_put_to
+from funcgrad.primitives.remat import checkpoint_name, name_p
 
 from funcgrad.kernel.ir import MemorySpace
 from op_db._base import ALL3, C128, OpInfo, _one, _shapes
