@@ -551,8 +551,9 @@ def sharded_like(out, a):
     >>> sharded_like(np.zeros(2), np.ones(2)).tolist()
     [0.0, 0.0]
     """
-    if not isinstance(a, Array | core.Tracer) and hasattr(a, "__jax_array__"):
-        a = a.__jax_array__()  # (a value that stands for an array, as flax's Variables: that array)
+    duck = hasattr(a, "shape") and hasattr(a, "dtype")  # (read first, as JAX's full_like does)
+    if not isinstance(a, Array | core.Tracer) and hasattr(a, "__jax_array__") and not duck:
+        a = a.__jax_array__()  # (a value that stands for an array: that array)
     if not isinstance(a, Array | core.Tracer) and hasattr(a, "shape") and hasattr(a, "dtype"):
         # A ShapeDtypeStruct with a sharding: the result is laid out so, as JAX's full_like (an
         # abstract mesh's over the mesh in scope)

@@ -33,7 +33,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from funcgrad.numpy._core import arraylike_error, arraylike_other, asarray, is_arraylike
+from funcgrad.numpy._core import arraylike_error, arraylike_other, asarray, is_arraylike, stands_for_array
 
 # The array-likes of an eager call; a tracer takes one more step, the refusal of a leaked one (JAX's
 # functions are jitted: each raises UnexpectedTracerError for a tracer of a finished
@@ -412,6 +412,30 @@ _DUCK_TYPED = frozenset(
 )
 
 
+def _as_array(x, duck: bool):
+    """``x``'s array when it stands for one (through lists and tuples: ``vstack([w, w])``), JAX's
+    conversion of an array-like argument; a duck-typed prototype (``zeros_like(obj)``, an object
+    with ``shape`` and ``dtype``) is kept, as JAX reads those first."""
+    if isinstance(x, list | tuple):
+        if not any(stands_for_array(v) or isinstance(v, list | tuple) for v in x):
+            return x
+        out = [_as_array(v, False) for v in x]
+        return out if type(x) is list else tuple(out) if type(x) is tuple else type(x)(*out)
+    if stands_for_array(x) and not (duck and hasattr(x, "dtype") and hasattr(x, "shape")):
+        return x.__jax_array__()
+    return x
+
+
+def _arrays_of_stand_ins(args, kwargs, duck: bool):
+    """The arguments with each object standing for an array (``__jax_array__``) replaced by its
+    array, as JAX converts its array-like arguments before computing (NOTE: [array-like
+    arguments]); the same objects when there is none."""
+    return (
+        tuple(_as_array(a, duck and i == 0) for i, a in enumerate(args)),
+        {k: _as_array(v, False) for k, v in kwargs.items()},
+    )
+
+
 def _duck_typed(name, pname, value) -> bool:
     return (name, pname) in _DUCK_TYPED and hasattr(value, "dtype") and hasattr(value, "shape")
 
@@ -505,7 +529,7 @@ def checking(fn, calls):
                     raise arraylike_error(calls, a, i)
                 if isinstance(a, core.Tracer):
                     core.check_live(a)
-            return fn(*args, **kwargs)
+            return fn(*_arrays_of_stand_ins(args, {}, False)[0], **kwargs)
 
         checked.__wrapped_unchecked__ = fn
         return checked
@@ -526,10 +550,13 @@ def checking(fn, calls):
                         core.check_live(value)
                 elif not arraylike_other(value):
                     raise arraylike_error(name, value, 0)
+                else:
+                    args, kwargs = _arrays_of_stand_ins(args, kwargs, False)
             return fn(*args, **kwargs)
 
     else:
         plan = []  # (read off the signature at the first call that needs it: imports stay cheap)
+        duck = any(len(c) > 1 and (c[0], c[1]) in _DUCK_TYPED for c in calls)  # (zeros_like's prototype)
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
@@ -545,6 +572,7 @@ def checking(fn, calls):
             if not plan:
                 plan.append(_plan(fn, calls))
             _check(plan[0], args, kwargs)
+            args, kwargs = _arrays_of_stand_ins(args, kwargs, duck)
             return fn(*args, **kwargs)
 
     checked.__wrapped_unchecked__ = fn  # (the module's function, as the library calls it)

@@ -105,6 +105,22 @@ def _stands_for_array(x) -> bool:
     return hasattr(x, "__jax_array__") and not isinstance(x, Array | core.Tracer | numbers.Number)
 
 
+stands_for_array = _stands_for_array
+
+
+def array_of_stand_in(x):
+    """``x``'s array when ``x`` stands for one (``__jax_array__``), else ``x``: JAX's functions
+    that read an argument's shape or dtype convert such objects first.
+
+    >>> class Wrapped:
+    ...     def __jax_array__(self):
+    ...         return np.zeros((2, 3))
+    >>> array_of_stand_in(Wrapped()).shape, array_of_stand_in(1.5)
+    ((2, 3), 1.5)
+    """
+    return x.__jax_array__() if _stands_for_array(x) else x
+
+
 def _map_nested(xs):
     """Nested lists/tuples with each ``__jax_array__`` object replaced by its array."""
     return [

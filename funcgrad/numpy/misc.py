@@ -20,6 +20,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import reductions, sorting
 from funcgrad.numpy._core import (
+    array_of_stand_in,
     asarray,
     aval,
     broadcast_to,
@@ -561,6 +562,7 @@ def isscalar(element):
         return True
     if isinstance(element, list | tuple):
         return False
+    element = array_of_stand_in(element)  # (JAX's: an object with __jax_array__ is its array)
     return hasattr(element, "shape") and len(element.shape) == 0
 
 
@@ -574,6 +576,7 @@ def iscomplexobj(x):
         return False
     if isinstance(x, list | tuple):  # (element by element: an element may be traced under jit)
         return any(iscomplexobj(v) for v in x)
+    x = array_of_stand_in(x)
     dtype = getattr(x, "dtype", None)  # as JAX: anything with a dtype (a ShapeDtypeStruct, an aval)
     if isinstance(dtype, np.dtype):
         return dtype.kind == "c"

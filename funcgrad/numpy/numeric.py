@@ -15,6 +15,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
+    array_of_stand_in,
     asarray,
     aval,
     broadcast_args,
@@ -87,6 +88,7 @@ def _shape_of(a, name: str = "shape"):
     if name != "size" and type(s) is tuple and getattr(a, "dtype", None) is not None:
         return s
     check_arraylike(name, a, emit_warning=True, stacklevel=4)  # (JAX's deprecation for lists)
+    a = array_of_stand_in(a)  # (JAX's: an object with __jax_array__ has its array's shape)
     if type(s) is tuple and getattr(a, "dtype", None) is not None and not hasattr(a, "__array__"):
         return s
     return aval(a).shape

@@ -26,7 +26,8 @@ from collections.abc import Callable
 import numpy as np
 
 from funcgrad._control_flow import fori_loop, scan
-from funcgrad.numpy._core import asarray, check_arraylike, convert, normalize_axis
+from funcgrad.kernel.array import Array
+from funcgrad.numpy._core import array_of_stand_in, asarray, check_arraylike, convert, normalize_axis
 from funcgrad.numpy.creation import full
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import take
@@ -45,6 +46,7 @@ __all__ = ["frompyfunc", "ufunc"]
 
 
 _ACCUMULATE_CHECKED_AS = {"add": "cumsum", "multiply": "cumprod"}
+_PLAIN = frozenset({Array, np.ndarray, int, float, complex, bool})  # (no __jax_array__ to look for)
 
 
 class ufunc:
@@ -97,6 +99,8 @@ class ufunc:
             raise TypeError(f"{self.__name__}: where= needs out=, which funcgrad does not support")
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__} takes {self.nin} arguments, got {len(args)}")
+        if not all(type(a) in _PLAIN for a in args):  # (objects with __jax_array__: their arrays)
+            args = tuple(array_of_stand_in(a) for a in args)
         return self._call(*args)
 
     def _binary(self, method: str) -> None:

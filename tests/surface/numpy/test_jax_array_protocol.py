@@ -75,3 +75,75 @@ def test_an_array_given_as_a_dtype_warns_as_jax():
 
     with pytest.warns(DeprecationWarning, match="Implicit conversion of an array to a dtype is deprecated"):
         assert np.dtype(fnp.arange(3, dtype=np.int32)) == np.int32
+
+
+class Bare:
+    """A wrapper with ``__jax_array__`` only (JAX's array_extensibility_test's JaxArrayWrapper)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+
+class DuckErroring:
+    """A prototype with shape and dtype whose ``__jax_array__`` must not be called (JAX reads the
+    duck type first in ``zeros_like`` and friends)."""
+
+    shape, dtype = (2, 3), np.dtype("float32")
+
+    def __jax_array__(self):
+        raise ValueError("jax array was called.")
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("sin", ("f",)),
+        ("add", ("f", "f")),
+        ("logaddexp", ("f", "f")),
+        ("negative", ("f",)),
+        ("where", ("b", "f", "f")),
+        ("vstack", (["f", "f"],)),
+        ("ndim", ("f",)),
+        ("shape", ("f",)),
+        ("size", ("f",)),
+        ("isscalar", ("s",)),
+        ("iscomplexobj", ("c",)),
+        ("isrealobj", ("f",)),
+    ],
+)
+def test_bare_jax_array_objects_as_jax(name, args):
+    """Every jax.numpy function takes an object with only ``__jax_array__`` for an array (a
+    pytree, as JAX's test registers it: jitted functions take it through the tree)."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    for lib in (jax, funcgrad):
+        try:
+            lib.tree_util.register_pytree_node(Bare, lambda b: ((b.value,), None), lambda _, c: Bare(*c))
+        except ValueError:  # (registered by an earlier case)
+            pass
+    values = {
+        "f": np.array([0.5, -1.5, 2.0], np.float32),
+        "b": np.array([True, False, True]),
+        "s": np.array(3.0, np.float32),
+        "c": np.array([1 + 2j], np.complex64),
+    }
+
+    def wrapped(spec):
+        return [Bare(values[s]) for s in spec] if isinstance(spec, list) else Bare(values[spec])
+
+    got = getattr(fnp, name)(*map(wrapped, args))
+    want = getattr(jnp, name)(*map(wrapped, args))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_functions_read_a_duck_prototype_before_jax_array(name):
+    jnp = pytest.importorskip("jax.numpy")
+    args = (DuckErroring(), 2.0) if name == "full_like" else (DuckErroring(),)
+    got, want = getattr(fnp, name)(*args), getattr(jnp, name)(*args)
+    assert got.shape == want.shape == (2, 3) and got.dtype == want.dtype
+    if name != "empty_like":
+        np.testing.assert_array_equal(got, want)
