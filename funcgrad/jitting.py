@@ -67,7 +67,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.custom_derivatives import custom_vjp_call_p
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import jaxprs_in_params, typecheck_jaxpr
+from funcgrad.kernel.ir import Var, jaxprs_in_params, typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge import programs
@@ -370,6 +370,8 @@ class PjitFunction(Dispatcher):
         core.check_leaks_now()  # (NOTE: [leak checking])
         if _jit_flags["enable_checks"]:
             typecheck_jaxpr(closed.jaxpr)
+        if user_ins is not None and self._out_shardings is None and not getattr(self, "_keep_unused", False):
+            user_ins = _placed_if_used(closed.jaxpr, user_ins)
         closed, hoisted = close_over_tracers(closed)
         ins, outs = None, None
         if user_ins is not None:
@@ -699,6 +701,18 @@ def _unpickle_jitted(cls, init_args, compiler_options):
     return jitted
 
 
+def _placed_if_used(jaxpr, user_ins):
+    """``in_shardings``' leaves, or None where no argument they place is read: JAX prunes unused
+    arguments (``keep_unused=False``) before it assigns devices, so a program whose sharded
+    arguments are all unused runs as one without shardings (on one device, its results
+    uncommitted), as JAX's."""
+    read = {v for e in jaxpr.eqns for v in e.invars if type(v) is Var}
+    read.update(v for v in jaxpr.outvars if type(v) is Var)
+    if any(s is not None and jaxpr.invars[i] in read for i, s in enumerate(user_ins)):
+        return user_ins
+    return None
+
+
 def jit(
     fun: Callable | None = None,
     *,
@@ -800,6 +814,7 @@ def jit(
             out_shardings,
         )
         jitted._compiler_options = options  # (its programs' cache keys hold them)
+        jitted._keep_unused = keep_unused
         return jitted
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))

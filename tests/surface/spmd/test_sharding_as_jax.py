@@ -159,6 +159,14 @@ vjp_dp = jax.vjp(lambda a: jax.device_put(a, rep) * 2, va)[1](va)[0]
 cases["device_put cotangent"] = [[type(g.sharding).__name__, np.asarray(g).tolist()] for g in (
     jax.grad(f_dp)(v), jax.grad(f_dp)(va), vjp_dp)] + [desc(jax.jit(jax.grad(f_dp))(va)), desc(
     jax.jvp(lambda a: jax.device_put(a, rep), (v,), (v,))[1])]
+# in_shardings placing only unused arguments: JAX prunes them first (keep_unused=False), and the
+# program runs on one device, its result uncommitted; kept, on the mesh
+s_x8 = NamedSharding(mesh2, P("x"))
+cases["in_shardings unused"] = [[type(o.sharding).__name__, o.committed] for o in (
+    jax.jit(lambda a: jnp.ones(3), in_shardings=s_x8)(x8),
+    jax.jit(lambda a, b: b * 2, in_shardings=(s_x8, None))(x8, 1.0),
+    jax.jit(lambda a: a * 2, in_shardings=s_x8)(x8),
+    jax.jit(lambda a: jnp.ones(3), in_shardings=s_x8, keep_unused=True)(x8))]
 """
 
 ORACLE = (
@@ -187,7 +195,8 @@ def results():
                                   "sds P sharding", "sds P lowered", "zeros_like sds",
                                   "shard_map no mesh", "donation layouts",
                                   "explicit concatenate", "shard_map rank errors",
-                                  "unreduced einsum", "device_put cotangent"])  # fmt: skip
+                                  "unreduced einsum", "device_put cotangent",
+                                  "in_shardings unused"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
