@@ -37,13 +37,18 @@ class ExportedCallee:
     avals of the call), ``embedded`` (the bridge's prepared module: functions to append and the
     symbol to call), ``platform_index`` (None, or the value of the leading platform-index
     argument the module's ``@main`` takes when it was exported for several platforms) and
-    ``kept`` (the indices of the arguments the module's ``@main`` takes: JAX drops unused ones).
+    ``kept`` (the indices of the arguments the module's ``@main`` takes: JAX drops unused ones);
+    ``global_constants``: whether the exported module uses global constants (dimension variables,
+    a platform index), which makes an export calling it say ``uses_global_constants`` too.
     Hashable by identity: a prepared module is cached by the surface and reused.
     """
 
-    __slots__ = ("name", "in_avals", "out_avals", "embedded", "platform_index", "kept")
+    __slots__ = ("name", "in_avals", "out_avals", "embedded", "platform_index", "kept", "global_constants")
 
-    def __init__(self, name, in_avals, out_avals, embedded, platform_index=None, kept=None):
+    def __init__(
+        self, name, in_avals, out_avals, embedded, platform_index=None, kept=None, global_constants=False
+    ):
+        self.global_constants = bool(global_constants)
         self.name = name
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)

@@ -42,14 +42,14 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._config import config
-from funcgrad._shardings import Mesh, NamedSharding
+from funcgrad._shardings import NamedSharding
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._poly_module import arg_names, check_call
 from funcgrad.export._polymorphic import SymbolicExport, constraints, is_symbolic_spec, note_computed
 from funcgrad.export._safety import DisabledSafetyCheck, check_custom_calls
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
-from funcgrad.export._sharded import ShardedExport, find_mesh
+from funcgrad.export._sharded import ShardedExport, constraint_mesh, find_mesh, with_shardings
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit, result_paths
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -415,6 +415,8 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
     # variables, uses global constants and is refined before it compiles, as a symbolic one)
     global_constants = len(targets) > 1 or "jax.global_constant" in text
     text = portable.annotate_for_export(text, infos, uses_shape_polymorphism=global_constants)
+    # (and one calling an Exported whose module uses them, embedded refined here, as JAX's)
+    global_constants = global_constants or _calls_global_constants(closed.jaxpr)
     blob = portable.serialize(text)
     n_in = len(in_avals)
     one = Exported(
@@ -436,27 +438,25 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         uses_global_constants=global_constants,
         _get_vjp=functools.partial(_exported_vjp, closed),
     )
-    mesh = None if raw else _constraint_mesh(closed.jaxpr)
+    mesh = None if raw else constraint_mesh(closed.jaxpr)
     if mesh is not None:  # (a sharding constraint over several devices: JAX's nr_devices is its mesh's)
         return _export_sharded(fun_jit, targets, checks, args, kwargs, mesh, one=one)
     return one
 
 
-def _constraint_mesh(jaxpr):
-    """The mesh (over several devices) of the first sharding constraint in ``jaxpr`` or the
-    jaxprs its equations hold, or None."""
+def _calls_global_constants(jaxpr) -> bool:
+    """Whether ``jaxpr`` (or a jaxpr its equations hold) calls an exported module that uses
+    global constants (``call_exported_p`` of a symbolic or multi-platform export)."""
     for eqn in jaxpr.eqns:
+        callee = eqn.params.get("callee")
+        if getattr(callee, "global_constants", False):
+            return True
         for v in eqn.params.values():
             for x in v if isinstance(v, tuple | list) else (v,):
-                mesh = getattr(x, "mesh", None) if isinstance(x, NamedSharding) else x
-                if isinstance(mesh, Mesh) and mesh.size > 1:
-                    return mesh
                 inner = getattr(x, "jaxpr", x)
-                if hasattr(inner, "eqns"):
-                    found = _constraint_mesh(inner)
-                    if found is not None:
-                        return found
-    return None
+                if hasattr(inner, "eqns") and _calls_global_constants(inner):
+                    return True
+    return False
 
 
 def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
@@ -500,43 +500,7 @@ def _export_sharded(fun_jit, targets, checks, args, kwargs, mesh, one=None) -> E
     sh = ShardedExport(fun_jit, args, kwargs, mesh, one.in_tree, one.out_tree, len(one.out_avals))
     sh.take_types(one.in_avals, one.out_avals)
     ins, outs = sh.shardings(sh.in_specs, sh.mesh), sh.shardings(sh.out_specs, sh.mesh)
-    return _with_shardings(one, sh.nr_devices, ins, outs, sh)
-
-
-def _with_shardings(one: Exported, nr_devices: int, ins, outs, sharded=None) -> Exported:
-    """``one`` (a one-device export) for ``nr_devices`` devices with the NamedShardings ``ins``/
-    ``outs`` (None: unspecified): its module annotated with them as JAX's partitioned exports
-    are (a Shardy mesh and ``sdy.sharding``s; NOTE: [exporting with shardings])."""
-    mesh = next((x.mesh for x in (*ins, *outs) if x is not None), None)
-    blob = one.mlir_module_serialized
-    if mesh is not None:
-
-        def dims(x, aval):
-            if x is None:
-                return None
-            out = [[] if p is None else [p] if isinstance(p, str) else list(p) for p in x.spec]
-            return out + [[]] * (len(aval.shape) - len(out))
-
-        kept = [ins[i] for i in one.module_kept_var_idx]
-        in_avals = [one.in_avals[i] for i in one.module_kept_var_idx]
-        in_dims = [dims(x, a) for x, a in zip(kept, in_avals)]
-        if len(one.platforms) > 1:
-            in_dims.insert(0, None)  # (the platform index)
-        text = portable.annotate_shardings(
-            portable.deserialize(blob, debug_info=True),
-            list(zip(mesh.axis_names, mesh.axis_sizes)),
-            in_dims,
-            [dims(x, a) for x, a in zip(outs, one.out_avals)],
-        )
-        blob = portable.serialize(text, with_sdy=True)
-    return dataclasses.replace(
-        one,
-        nr_devices=nr_devices,
-        in_shardings_hlo=tuple(ins),
-        out_shardings_hlo=tuple(outs),
-        mlir_module_serialized=blob,
-        _sharded=sharded,
-    )
+    return with_shardings(one, sh.nr_devices, ins, outs, sh)
 
 
 def _symbolic_vjp(primal: Exported) -> Exported:
@@ -589,7 +553,7 @@ def _exported_vjp(closed, primal: Exported) -> Exported:
     )
     if primal.nr_devices > 1:  # (JAX's: the primal's devices; inputs and cotangents sharded alike)
         ins = (*primal.in_shardings_hlo, *primal.out_shardings_hlo)
-        vjp = _with_shardings(vjp, primal.nr_devices, ins, primal.in_shardings_hlo)
+        vjp = with_shardings(vjp, primal.nr_devices, ins, primal.in_shardings_hlo)
     return vjp
 
 
@@ -704,6 +668,8 @@ def _specialized(exp: Exported, avals) -> Exported:
         return concrete
     note_computed(exp.out_avals, _bind_args(exp, avals))
     concrete = exp._symbolic.specialize(avals, exp.platforms, exp.disabled_safety_checks)
+    # (what a caller's export reads: the symbolic module it calls uses global constants)
+    concrete = dataclasses.replace(concrete, uses_global_constants=True)
     exp._calls[key] = concrete
     return concrete
 
@@ -799,6 +765,6 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
     for (shape, _), want in zip(em.out_shapes, exp.out_avals):
         out_avals.append(ShapedArray(tuple(shape), want.dtype, want.weak_type))
     callee = ExportedCallee(name, [ShapedArray(a.shape, a.dtype) for a in avals], out_avals, em,
-                            index if multi else None, kept)  # fmt: skip
+                            index if multi else None, kept, exp.uses_global_constants)  # fmt: skip
     exp._calls[key] = callee
     return callee

@@ -1,8 +1,10 @@
 """Exporting a function with shardings (JAX's device-polymorphic export): ``export(jit(f,
 in_shardings=...))`` or arguments whose ``ShapeDtypeStruct`` has a ``NamedSharding``.
 
-Layer: surface. Imports numpy, funcgrad's kernel pytrees, ``jit``, ``device_put``, ``devices``
-and the shardings of ``funcgrad._shardings``; ``_exported`` imports it.
+Layer: surface. Imports numpy, funcgrad's kernel pytrees, ``jit``, ``device_put``, ``devices``,
+the shardings of ``funcgrad._shardings`` and ``xla_bridge.portable`` (the module's Shardy
+annotations, ``with_shardings``); ``_exported`` imports it (never the reverse: an ``Exported`` is
+handled as a value).
 
 # NOTE: [exporting with shardings]
 # An ``Exported`` with shardings knows its device count (``nr_devices``, the mesh's size) and
@@ -25,6 +27,8 @@ and the shardings of ``funcgrad._shardings``; ``_exported`` imports it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from funcgrad._devices import devices as _devices
@@ -34,8 +38,9 @@ from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.recording import RecordingTracer
+from funcgrad.xla_bridge import portable
 
-__all__ = ["ShardedExport", "find_mesh"]
+__all__ = ["ShardedExport", "constraint_mesh", "find_mesh", "with_shardings"]
 
 
 def _named(s) -> NamedSharding | None:
@@ -197,3 +202,56 @@ class ShardedExport:
         jitted, ins = fn
         placed = [x if isinstance(x, core.Tracer) else device_put(x, s) for x, s in zip(flat, ins)]
         return jitted(*placed)
+
+
+def constraint_mesh(jaxpr):
+    """The mesh (over several devices) of the first sharding constraint in ``jaxpr`` or the
+    jaxprs its equations hold, or None."""
+    for eqn in jaxpr.eqns:
+        for v in eqn.params.values():
+            for x in v if isinstance(v, tuple | list) else (v,):
+                mesh = getattr(x, "mesh", None) if isinstance(x, NamedSharding) else x
+                if isinstance(mesh, Mesh) and mesh.size > 1:
+                    return mesh
+                inner = getattr(x, "jaxpr", x)
+                if hasattr(inner, "eqns"):
+                    found = constraint_mesh(inner)
+                    if found is not None:
+                        return found
+    return None
+
+
+def with_shardings(one, nr_devices: int, ins, outs, sharded=None):
+    """``one`` (a one-device ``Exported``) for ``nr_devices`` devices with the NamedShardings ``ins``/
+    ``outs`` (None: unspecified): its module annotated with them as JAX's partitioned exports
+    are (a Shardy mesh and ``sdy.sharding``s; NOTE: [exporting with shardings])."""
+    mesh = next((x.mesh for x in (*ins, *outs) if x is not None), None)
+    blob = one.mlir_module_serialized
+    if mesh is not None:
+
+        def dims(x, aval):
+            if x is None:
+                return None
+            out = [[] if p is None else [p] if isinstance(p, str) else list(p) for p in x.spec]
+            return out + [[]] * (len(aval.shape) - len(out))
+
+        kept = [ins[i] for i in one.module_kept_var_idx]
+        in_avals = [one.in_avals[i] for i in one.module_kept_var_idx]
+        in_dims = [dims(x, a) for x, a in zip(kept, in_avals)]
+        if len(one.platforms) > 1:
+            in_dims.insert(0, None)  # (the platform index)
+        text = portable.annotate_shardings(
+            portable.deserialize(blob, debug_info=True),
+            list(zip(mesh.axis_names, mesh.axis_sizes)),
+            in_dims,
+            [dims(x, a) for x, a in zip(outs, one.out_avals)],
+        )
+        blob = portable.serialize(text, with_sdy=True)
+    return dataclasses.replace(
+        one,
+        nr_devices=nr_devices,
+        in_shardings_hlo=tuple(ins),
+        out_shardings_hlo=tuple(outs),
+        mlir_module_serialized=blob,
+        _sharded=sharded,
+    )

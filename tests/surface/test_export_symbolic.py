@@ -530,3 +530,23 @@ def test_computed_result_sizes_and_symbolic_refusals_as_jax(case):
         assert got[1] == want[1]
     else:  # (the refusal's first line; JAX's term order inside an expression may differ)
         assert got[1].split("'")[0] == want[1].split("'")[0]
+
+
+@pytest.mark.parametrize("inner, outer", [("3,4,3*a", "3,4,12"), ("3,4,12", "3,4,12"), ("3,a,a+8", "3,c+2,c+10")])
+@pytest.mark.parametrize("round_trip", [False, True])
+def test_uses_global_constants_of_an_export_calling_another_as_jax(inner, outer, round_trip):
+    # export_test's test_poly_shape_checks_nested: a static export calling a symbolic one uses
+    # global constants (the callee's dimension variables), as JAX says (funcgrad said False)
+    def run(lib, exp_mod):
+        def f(x):
+            return lib.numpy.reshape(x, (-1, x.shape[1]))
+
+        e = exp_mod.export(lib.jit(f))(lib.ShapeDtypeStruct(exp_mod.symbolic_shape(inner), np.float32))
+        if round_trip:
+            e = exp_mod.deserialize(e.serialize())
+        o = exp_mod.export(lib.jit(lambda x: e.call(x) + f(x)))(
+            lib.ShapeDtypeStruct(exp_mod.symbolic_shape(outer), np.float32)
+        )
+        return e.uses_global_constants, o.uses_global_constants, str(o.out_avals)
+
+    assert run(funcgrad, export) == run(jax, jexport)
