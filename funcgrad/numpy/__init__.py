@@ -17,12 +17,13 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 - indexing: NumPy's rules, JAX's out-of-bounds behaviour and ``x.at[idx]`` updates (NOTE:
   [indexing semantics]).
 
-Modules: ``_core`` (conversion, promotion, broadcasting), ``_dtypes``, ``constants``, ``ufuncs``,
-``transcendental``, ``complexes`` (complex parts and order), ``reductions``, ``creation``,
-``manipulation``, ``contractions``, ``indexing``, ``lookup``, ``sorting``, ``numeric``, ``padding``,
-``misc``, ``vectorization``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK
-primitives; ``_linalg`` holds the solves and determinants it shares with ``funcgrad.scipy.linalg``)
-and ``fft`` (the Fourier transforms).
+Modules: ``_core`` (conversion, promotion, elementwise operands), ``_operands`` (array-likeness,
+shapes, broadcasting of shapes, axes), ``_dtypes``, ``constants``, ``ufuncs``, ``transcendental``,
+``complexes`` (complex parts and order), ``reductions``, ``creation``, ``manipulation``,
+``contractions``, ``indexing``, ``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``,
+``vectorization``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK primitives;
+``_linalg`` holds the solves and determinants it shares with ``funcgrad.scipy.linalg``) and ``fft``
+(the Fourier transforms).
 
 The namespace is derived, never listed twice: each module's ``__all__`` names its public functions,
 and this package's ``__all__`` is their union (plus ``linalg`` and ``fft``). A new function is exposed by
@@ -46,6 +47,7 @@ from funcgrad.numpy import (
 )
 from funcgrad.numpy._core import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.numpy._dtypes import *  # noqa: F403
+from funcgrad.numpy._operands import *  # noqa: F403
 from funcgrad.numpy.array_api import __array_api_version__, __array_namespace_info__  # noqa: F401
 from funcgrad.numpy.complexes import *  # noqa: F403
 from funcgrad.numpy.constants import *  # noqa: F403
