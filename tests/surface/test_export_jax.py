@@ -372,3 +372,20 @@ def test_ignore_forward_compatibility_flag_as_jaxs():
         assert export.export(funcgrad.jit(fnp.cos))(1.0).call(0.0) == 1.0
     finally:
         funcgrad.config.update(name, False)
+
+
+def test_an_export_of_an_older_calling_convention_is_called_as_jax():
+    """JAX calls an Exported of an older calling convention as it is (its stored exports of
+    versions 4 and 6 in export_back_compat_test); only a newer one than funcgrad reads is refused."""
+    import dataclasses
+
+    exp = jexport.export(jax.jit(jnp.sin))(jax.ShapeDtypeStruct((3,), np.float32))
+    x = np.arange(3, dtype=np.float32)
+    for version in (4, 6):
+        old = dataclasses.replace(export.deserialize(exp.serialize()), calling_convention_version=version)
+        want = dataclasses.replace(exp, calling_convention_version=version).call(x)
+        np.testing.assert_array_equal(old.call(x), want)
+        np.testing.assert_array_equal(funcgrad.jit(old.call)(x), want)
+    newer = dataclasses.replace(export.deserialize(exp.serialize()), calling_convention_version=99)
+    with pytest.raises(ValueError, match="calling convention version 99"):
+        newer.call(x)

@@ -49,9 +49,25 @@ def _link(name: str) -> None:
 class _LazyShims(importlib.abc.MetaPathFinder):
     """Shims that cost time to build, imported when a test file asks for them."""
 
-    LAZY = {"jax._src.internal_test_util.test_harnesses": "jaxshim.test_harnesses"}
+    LAZY = {
+        "jax._src.internal_test_util.test_harnesses": "jaxshim.test_harnesses",
+        "jax._src.internal_test_util.export_back_compat_test_util": "jaxshim.export_back_compat",
+    }
+    # JAX's stored test data (NumPy arrays and serialized modules, no jax imports): the oracle's
+    # own files, imported from its installed package.
+    DATA = "jax._src.internal_test_util.export_back_compat_test_data"
 
     def find_spec(self, name, path=None, target=None):
+        if name == self.DATA or name.startswith(self.DATA + "."):
+            from . import _oracle_source
+
+            folder = _oracle_source._jax_root() / "_src" / "internal_test_util"
+            path = folder.joinpath(*name[len("jax._src.internal_test_util.") :].split("."))
+            if path.is_dir():
+                return importlib.util.spec_from_file_location(
+                    name, path / "__init__.py", submodule_search_locations=[str(path)]
+                )
+            return importlib.util.spec_from_file_location(name, path.with_suffix(".py"))
         if name not in self.LAZY:
             return None
         return importlib.util.spec_from_loader(name, _LazyLoader(self.LAZY[name]))

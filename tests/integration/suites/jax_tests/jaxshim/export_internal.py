@@ -10,7 +10,8 @@ import sys
 
 import funcgrad.core
 import funcgrad.errors
-from funcgrad.export import _shape_poly
+import funcgrad.export
+from funcgrad.export import _safety, _shape_poly
 from funcgrad.kernel import errors as _errors
 
 from . import stubs
@@ -31,9 +32,31 @@ shape_poly.__dict__.update(
 )
 shape_poly_decision = stubs.Internal("jax._src.export.shape_poly_decision")
 
+# JAX's private Exported fields (its named shardings: funcgrad keeps the HLO shardings it is given)
+# that JAX's export_back_compat harness passes to the constructor.
+_PRIVATE_FIELDS = ("_has_named_shardings", "_in_named_shardings", "_out_named_shardings")
+
+
+def _exported(**fields):
+    for name in _PRIVATE_FIELDS:
+        fields.pop(name, None)
+    return funcgrad.export.Exported(**fields)
+
+
+_export = stubs.Internal("jax._src.export._export")
+_export.__dict__.update(
+    {
+        "Exported": _exported,
+        "export": funcgrad.export.export,
+        "DisabledSafetyCheck": funcgrad.export.DisabledSafetyCheck,
+        "_CUSTOM_CALL_TARGETS_GUARANTEED_STABLE": _safety._STABLE_TARGETS,
+    }
+)
+
 MODULES = {
     "jax._src.export.shape_poly": shape_poly,
     "jax._src.export.shape_poly_decision": shape_poly_decision,
+    "jax._src.export._export": _export,
 }
 
 
