@@ -79,7 +79,15 @@ class ConvDimensionNumbers(NamedTuple):
 
 
 def dilate_shape(shape, dilation):
-    """Sizes after inserting ``d - 1`` holes between elements (0 stays 0)."""
+    """Sizes after inserting ``d - 1`` holes between elements (0 stays 0); JAX's rule: every
+    dilation positive (its TypeError), a shorter ``dilation`` applies to the last dimensions.
+
+    >>> dilate_shape((2, 3), (2,))
+    (2, 5)
+    """
+    if not all(int(d) > 0 for d in dilation):
+        raise TypeError(f"All dilations must be positive, got {dilation}.")
+    dilation = (1,) * (len(shape) - len(dilation)) + tuple(dilation)
     return tuple(0 if n == 0 else 1 + d * (n - 1) for n, d in zip(shape, dilation))
 
 
@@ -101,7 +109,14 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     if kind == "VALID":
         return [(0, 0)] * len(in_shape)
     if kind not in ("SAME", "SAME_LOWER"):
-        raise ValueError(f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or (lo, hi) pairs, got {padding!r}")
+        raise RuntimeError(
+            f"Unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER', got {padding}."
+        )
+    # (JAX computes SAME with NumPy arrays: lengths that do not broadcast are NumPy's ValueError,
+    # the shape against the strides first, then against the window)
+    for a, b in ((len(in_shape), len(window_strides)), (len(in_shape), len(window_shape))):
+        if a != b and 1 not in (a, b):
+            raise ValueError(f"operands could not be broadcast together with shapes ({a},) ({b},) ")
     pads = []
     for n, w, s in zip(in_shape, window_shape, window_strides):
         n, w, s = int(n), int(w), int(s)  # (Python ints out, as JAX's, also for NumPy shapes in)

@@ -119,18 +119,21 @@ def reduce_window(
         flat_ops[0].shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
     )
     window_dimensions = tuple(int(d) for d in window_dimensions)
+    if isinstance(padding, str):
+        # JAX's rule, before any check of the ranks: the window dilated, the operand *not* (its
+        # base_dilation is not seen: 'SAME' of a base-dilated operand keeps fewer outputs than
+        # the dilated size would), the strides as given (none: an empty list)
+        effective = (
+            window_dimensions if window_dilation is None else dilate_shape(window_dimensions, window_dilation)
+        )
+        given = [] if window_strides is None else tuple(int(s) for s in window_strides)
+        padding = padtype_to_pads(flat_ops[0].shape, effective, given, padding)
     if len(window_dimensions) != ndim:
         raise TypeError(
             f"lax.reduce_window: window_dimensions {window_dimensions} needs one entry per dimension of the "
             f"operand (shape {flat_ops[0].shape})"
         )
     strides = (1,) * ndim if window_strides is None else tuple(int(s) for s in window_strides)
-    if isinstance(padding, str):
-        effective = (
-            window_dimensions if window_dilation is None else dilate_shape(window_dimensions, window_dilation)
-        )
-        base = flat_ops[0].shape if base_dilation is None else dilate_shape(flat_ops[0].shape, base_dilation)
-        padding = padtype_to_pads(base, effective, strides, padding)
     params = wd.window_params(ndim, window_dimensions, strides, padding, base_dilation, window_dilation)
     if len(flat_ops) == 1:
         prim = _monoid_primitive(computation, flat_inits[0], flat_ops[0].dtype)

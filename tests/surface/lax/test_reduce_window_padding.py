@@ -59,3 +59,28 @@ def test_eager_window_sum_over_more_than_64_elements_as_jax(dtype):
     # (float32: NumPy's order of additions, within float32's rounding of XLA's; bfloat16 bit for bit)
     rtol = 1e-5 if dtype == "float32" else 0
     np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=rtol)
+
+
+def test_string_padding_as_jax():
+    # Found by the lax-parameter fuzzer (session 16): JAX resolves 'SAME' from the window dilated and
+    # the operand *not* base-dilated (shape (1, 3) here, where the dilated size gives (2, 3)), a
+    # shorter window_dilation applies to the last dimensions, and ranks that do not broadcast are
+    # NumPy's ValueError before the shape rule's TypeError
+    x = np.arange(6.0).reshape(2, 3)
+    cases = [
+        ((2, 2), (2, 2), "SAME", (2, 2), (2, 2)),
+        ((1, 3), (1, 1), "SAME_LOWER", (1, 3), None),
+        ((2, 2, 1), (2, 2), "SAME", None, (2, 2)),
+        ((2, 2), None, "SAME", None, None),
+        ((2, 2), (1, 1), "FULL", None, None),
+        ((2, 2), (1, 1), "SAME", None, (0, 1)),
+    ]
+    for args in cases:
+        try:
+            want = np.asarray(jax.lax.reduce_window(x, 0.0, jax.lax.add, *args))
+        except Exception as e:
+            with pytest.raises(type(e)):
+                funcgrad.lax.reduce_window(x, 0.0, funcgrad.lax.add, *args)
+            continue
+        got = funcgrad.lax.reduce_window(x, 0.0, funcgrad.lax.add, *args)
+        np.testing.assert_array_equal(np.asarray(got), want)
