@@ -177,7 +177,8 @@ def vmap(
             dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
             return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(dummy)]
 
-        with _sharding_prims.spmd_axis_name(spmd):
+        explicit = () if spmd else _explicit_mesh_axis(flat_args, dims)
+        with _sharding_prims.spmd_axis_name(spmd), _sharding_prims.explicit_mesh_axis(explicit):
             outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name, out_paths)
         # An output left unmapped (out_axes None) that is not an array (a Python scalar, a NumPy
         # array) comes back as the function returned it, as in JAX.
@@ -278,6 +279,42 @@ def _spmd_names(spmd_axis_name) -> tuple:
             f"vmap: spmd_axis_name must be a mesh axis name or a tuple of them, got {spmd_axis_name!r}"
         )
     return tuple(names)
+
+
+def _explicit_mesh_axis(flat_args, dims) -> tuple:
+    """JAX's ``_mapped_axis_spec`` and ``_check_ema_unmapped_args``: the explicit mesh axes the
+    mapped inputs' mapped dimensions are split over (they must agree, in JAX's words), which no
+    unmapped input may be split over."""
+    out, seen = None, False
+    for leaf, d in zip(flat_args, dims):
+        if d is None:
+            continue
+        s = getattr(core.get_aval(leaf), "sharding", None) if isinstance(leaf, Array | core.Tracer) else None
+        entry = tuple(s.spec)[d] if s is not None and d < len(s.spec) else None
+        if seen and entry != out:
+            raise ValueError(
+                "Mapped away dimension of inputs passed to vmap should be sharded the same. Got "
+                f"inconsistent axis specs: {out} vs {entry}"
+            )
+        out, seen = entry, True
+    names = () if out is None else (out,) if isinstance(out, str) else tuple(out)
+    if names:
+        for leaf, d in zip(flat_args, dims):
+            s = (
+                getattr(core.get_aval(leaf), "sharding", None)
+                if d is None and isinstance(leaf, Array | core.Tracer)
+                else None
+            )
+            if s is None:
+                continue
+            used = {n for p in s.spec if p is not None for n in ((p,) if isinstance(p, str) else p)}
+            if used & set(names):
+                raise ValueError(
+                    "Unmapped values passed to vmap cannot be sharded along the mesh axis you are vmapping "
+                    f"over. Got type: {core.get_aval(leaf).str_short(True)}, in_axes: None and vmapped mesh "
+                    f"axis: {names}"
+                )
+    return names
 
 
 def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:

@@ -102,7 +102,17 @@ def _broadcast_batch(x, axis_size, dim):
     shape = list(aval.shape)
     shape.insert(dim, axis_size)
     dims = [d for d in range(len(shape)) if d != dim]
-    return structure.broadcast_in_dim(x, shape, dims)
+    out = structure.broadcast_in_dim(x, shape, dims)
+    names = _FAMILIES["sharding"]._explicit_axes.get()
+    sharding = aval.sharding if names else None
+    if sharding is not None and not sharding.spec.unreduced and not sharding.spec.reduced:
+        # (the mapped dimension split as the vmap's inputs are: JAX's get_sharding_for_vmap)
+        spec = list(_sharding_rules.spec_of(aval))
+        if not any(n in d for d in spec for n in names):
+            spec.insert(dim, tuple(names))
+            typed = type(sharding)(sharding.mesh, type(sharding.spec)(*[d or None for d in spec]))
+            out = _typed_as(out, elementwise.aval_of(out).update(sharding=typed))
+    return out
 
 
 kernel.register(

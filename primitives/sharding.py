@@ -126,6 +126,26 @@ def _insert(spec, d, names=()):
 
 
 _spmd_axes: contextvars.ContextVar = contextvars.ContextVar("spmd_axes", default=())
+# The explicit mesh axes the mapped dimension of the vmap being traced is split over (JAX's
+# ``AxisData.explicit_mesh_axis``: its inputs' mapped dimensions' sharding); () when none.
+_explicit_axes: contextvars.ContextVar = contextvars.ContextVar("explicit_axes", default=())
+
+
+@contextlib.contextmanager
+def explicit_mesh_axis(names: tuple):
+    """While a ``vmap`` whose mapped inputs are split over the explicit mesh axes ``names``
+    traces, a value it broadcasts along the mapped dimension (an unbatched output, an unbatched
+    operand) is split over them too, as JAX's ``get_sharding_for_vmap``.
+
+    >>> with explicit_mesh_axis(("x",)):
+    ...     _explicit_axes.get()
+    ('x',)
+    """
+    token = _explicit_axes.set(tuple(names))
+    try:
+        yield
+    finally:
+        _explicit_axes.reset(token)
 
 
 @contextlib.contextmanager

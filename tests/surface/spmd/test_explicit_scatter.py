@@ -94,3 +94,17 @@ def test_cotangents_are_typed_as_their_primals_as_jax(meshes):
         return dx, dy, db
 
     _same(*_both(meshes, build))
+
+
+def test_vmap_over_an_explicitly_sharded_dimension_as_jax(meshes):
+    # (the mapped dimension's explicit axis: an unbatched output broadcast along it is split too;
+    # mapped inputs split differently along it are JAX's ValueError)
+    def build(np_, put, lib):
+        x = put(np.arange(8.0, dtype=np.float32).reshape(4, 2), "x", None)
+        zeros = lib.vmap(lambda v: np_.zeros((3,), np.float32), out_axes=-1)(x)
+        both = lib.jit(lib.vmap(lambda v, w: v * 2 + w, in_axes=(0, None)))(x, np.ones(2, np.float32))
+        with pytest.raises(ValueError, match="Mapped away dimension of inputs passed to vmap"):
+            lib.vmap(lambda a, b: a + b)(x, put(np.ones((4, 2), np.float32), None, "y"))
+        return zeros, both
+
+    _same(*_both(meshes, build))
