@@ -42,6 +42,37 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 16 (no change kept; the per-example row still at the line): ``--cases per_example
+  --threads 1 --rounds 3`` 0.52x (127.4 against 243.8 ms CPU, load 0.7-12.2) and 0.50x (137.2
+  against 273.6, load 9.7-12.0); the full ``--threads 1 --rounds 2`` run at load 10.7-16.5:
+  per-example 0.49x (136.6 against 280.3), step 0.45x torch.compile (130.9 against 292.8),
+  first call 0.77x jax, eager 0.81x torch. The program is at its floor for this XLA: the core
+  runs at 3.94 GHz (a dependent-add loop), so its float32 peak is ~252 GFLOP/s (two 512-bit FMAs
+  a cycle), and YNNPACK's 34 shared-weight GEMMs run at 233-244 (59.8 ms of thunks, 97% of
+  peak; NumPy's OpenBLAS reaches 122 and torch's 105 on these shapes). Thunks (fastest of 8
+  calls, 120.7 ms): those GEMMs 59.8, the 17 per-example Eigen dots 33.6 (6.6 GFLOP at 185-212
+  GFLOP/s: the fc gradients [8, 256, 1024] 2.9 ms each, whose right operand's rows are 4 KiB,
+  the padded projection gradients 2.65, qkv 1.9, attention-out and head 0.8), attention 16.2 ms
+  over 97 operations (its 24 dots 9.2 at ~175 GFLOP/s, the rest softmax, masks, the max's JVP
+  mask, q/k/v slicing and the cotangent's concatenation), everything else ~11. No minor faults
+  and no system time per call (getrusage over 5 calls); Python's collector never runs in the
+  timed loop. So 0.5x firmly (~115 ms) needs ~10% off a program whose GEMMs are at peak:
+  Eigen's per-example dots at YNNPACK's speed would give ~6 ms, the attention's elementwise
+  passes a few. Measured and not kept: XLA's remaining CPU options in jaxlib 0.10.2 (probed by
+  compiling with each name in ``compiler_options``: ``xla_cpu_use_multi_output_fusion``,
+  ``xla_cpu_disable_tiled_emitter``, ``xla_cpu_flatten_after_fusion`` and the other strings in
+  the library are "No such compile option"; what exists was tried in sessions 10-14 or is a
+  collective timeout); ``--xla_cpu_experimental_ynn_fusion_type=individual_dot`` and
+  ``individual_dot,reduce`` (XLA's own reductions, fusable with their producers): level or
+  slower in five fresh-process pairs; ``xla_cpu_prefer_vector_width=512``: the GELU's tanh
+  fusions 1.6 -> 0.9 ms, the rest level, the program within the noise (and reductions vectorised
+  wider may sum in another order). Alone (operands as parameters, one core):
+  [8, 128, 1024]^T x [8, 128, 256] 5.3 ms plain in jax's program, 3.4 with funcgrad's pad; the
+  transposed left operand copied for YNNPACK 3.8; YNNPACK's swapped product [8, 256, 1024]
+  2.6 ms but its 8 MB result transposed back 0.7-1.1 ms (3.8 in all), so no form beats the pad.
+  Layout copies that move only a unit dimension (vmap's ``xi[None]``: XLA's dot canonicalisation
+  gives the result a {..., 0, 1} layout and copies it to row-major) exist but total 0.3 ms.
+
 - Session 14 (no change kept; the per-example row still at the line): ``--cases per_example
   --threads 1 --rounds 3`` 0.51x (127.0 against 250.3 ms CPU; rounds 135.5/269.3, 125.0/241.4,
   127.0/250.3; load 0.3-6.6) and 0.47x (129.8 against 279.1; rounds 0.43x, 0.47x, 0.50x as
