@@ -10,13 +10,16 @@ it: ``funcgrad.interpreters.mlir`` imports it), the funcgrad kernel and the sibl
 # documentation writes one -- ``lambda ctx, x, y, z: [hlo.AddOp(hlo.MulOp(x, y), z).result]`` --
 # builds MLIR objects with jaxlib's bindings instead. Such a rule runs here in a module of its
 # own: one private ``func.func`` whose block arguments are the equation's operands (typed from
-# ``ctx.avals_in``); the rule's results become its ``return``; the module is verified, each of its
-# functions is printed, and the text is spliced into the module being emitted, where the
-# equation becomes a ``func.call`` of that function (XLA inlines it). The symbols of the rule's
-# functions are made unique in the emitted module first. The two directions meet through
-# declarations: ``lower_fun`` and ``jaxpr_subcomp`` called from inside a bindings rule lower
-# their jaxpr with funcgrad's own emitter into a private function of the *emitted* module and
-# call it from the rule's module through an external declaration, which splicing drops.
+# ``ctx.avals_in``); the rule's results become its ``return``; the module is verified and printed.
+# When that function is the module's only one, its operations are inlined into the body being
+# emitted (its parameters renamed to the operands, its other SSA names given a unique prefix), as
+# JAX's modules hold a rule's operations; otherwise (a rule that built functions of its own) each
+# function is spliced into the module being emitted and the equation becomes a ``func.call`` of
+# the rule's (XLA inlines it). The symbols of the rule's functions are made unique first. The
+# two directions meet through declarations: ``lower_fun`` and ``jaxpr_subcomp`` called from
+# inside a bindings rule lower their jaxpr with funcgrad's own emitter into a private function of
+# the *emitted* module and call it from the rule's module through an external declaration, which
+# splicing drops.
 # A ``lower_fun`` rule registered directly never touches MLIR: its jaxpr is emitted inline.
 # Host callbacks of a rule (``emit_python_callback``) join the emitted module's list, so the
 # runtime hands them to the compiler as it does for funcgrad's own callbacks.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -426,6 +430,13 @@ def splice(fctx, rule: Callable, operands: Sequence[str], params: dict) -> list[
         texts = [
             op.get_asm(enable_debug_info=False) for op in module.body.operations if not _is_declaration(op)
         ]
+    if len(texts) == 1:
+        # A rule that built one function (no helpers of its own) is inlined, its operations in
+        # the caller's body, as JAX's module holds a rule's operations (its printed module shows
+        # the custom call itself, not a call of a function holding it).
+        inlined = _inline(fctx.fb, texts[0], operands)
+        if inlined is not None:
+            return inlined
     # An equation lowered to the same functions as an earlier one calls those (the module stays
     # proportional to the distinct code, as for nested jit calls).
     key = tuple(t.replace(f"@{sym}(", "@(") for t in texts)
@@ -438,6 +449,35 @@ def splice(fctx, rule: Callable, operands: Sequence[str], params: dict) -> list[
             mb.functions.append(["  " + line for line in text.rstrip("\n").splitlines()])
     rhs = f"func.call @{sym}({', '.join(operands)}) : ({', '.join(in_texts)}) -> ({', '.join(out_texts)})"
     return fctx.fb.emit_results(rhs, len(out_texts))
+
+
+_SSA = re.compile(r"%([\w$.-]+)")
+
+
+def _inline(fb, text: str, operands: Sequence[str]) -> list[str] | None:
+    """The body of the rule's function ``text`` (as MLIR prints it) emitted into ``fb`` in place
+    of a call: its parameters ``%argI`` become ``operands``, every other SSA name (block
+    arguments of nested regions too) takes a prefix unique in the function being emitted; returns
+    the names of its results, or None when the text is not one function ending in ``return``."""
+    lines = text.rstrip("\n").splitlines()
+    if len(lines) < 3 or not lines[0].lstrip().startswith("func.func") or lines[-1].strip() != "}":
+        return None
+    body, ret = lines[1:-2], lines[-2].strip()
+    if not ret.startswith("return"):
+        return None
+    prefix = fb.fresh()[1:] + "_"
+    n = len(operands)
+
+    def rename(m):
+        name = m.group(1)
+        if name.startswith("arg") and name[3:].isdigit() and int(name[3:]) < n:
+            return operands[int(name[3:])]
+        return f"%{prefix}{name}"
+
+    for line in body:
+        fb.raw(_SSA.sub(rename, line[2:] if line.startswith("  ") else line))
+    values = ret[len("return") :].split(" : ")[0].strip()
+    return [_SSA.sub(rename, v.strip()) for v in values.split(",")] if values else []
 
 
 def _flat_values(results, prim_name: str, rule_name: str) -> list:
