@@ -2,7 +2,8 @@
 
 Layer: kernel (it declares three primitives and uses only the kernel's transformations; which
 trace does what with a call is ``custom_dispatch.py``'s job, what a rule receives in place of a
-zero and how a call's arguments are resolved is ``custom_rule_args.py``'s).
+zero, how a call's arguments are resolved and the user's rules on flat leaves are
+``custom_rule_args.py``'s, a custom_vjp called with Refs ``custom_vjp_state.py``'s).
 
 A call is evaluated as the current trace decides, as in JAX (NOTE: [custom calls follow the
 trace]): without a transformation the Python function simply runs on the values given; under
@@ -40,7 +41,6 @@ differentiated is an ``UnexpectedTracerError`` there too; ``closure_convert`` ma
 from __future__ import annotations
 
 import functools
-import inspect
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -52,21 +52,19 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.custom_dispatch import process_custom_call
 from funcgrad.kernel.custom_lanes import run_lanes
 from funcgrad.kernel.custom_rule_args import (
-    CustomVJPPrimal,
+    CustomVJPPrimal,  # noqa: F401 - re-exported (funcgrad.custom_derivatives)
     SymbolicZero,  # noqa: F401 - re-exported (funcgrad.custom_derivatives, lax.special)
     _defaults_signature,
     _merge,
     _nondiff_positions,
     _resolve_args,
     _split_nondiff,
-    _zero_from_user,
-    _zero_to_user,
-    bwd_cotangents,
-    check_primal_out,
-    check_tangents_out,
     custom_vjp_primal_tree_values,  # noqa: F401 - re-exported (funcgrad.custom_derivatives)
+    jvp_rule,
+    vjp_rules,
 )
-from funcgrad.kernel.held_state import Held, is_state
+from funcgrad.kernel.custom_vjp_state import with_state_args
+from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import PartialEvalTrace, close_over_tracers, trace_to_jaxpr
 from funcgrad.kernel.taylor import jet_flat
@@ -175,7 +173,7 @@ class _CustomJVPCall(_CustomCall):
 
     def jvp_now(self, primals, tangents):
         box: list = []
-        p_out, t_out = _jvp_rule(self.custom, self.nondiff, self.in_tree, self.name, box)(primals, tangents)
+        p_out, t_out = jvp_rule(self.custom, self.nondiff, self.in_tree, self.name, box)(primals, tangents)
         return box[0], p_out, t_out
 
 
@@ -184,7 +182,7 @@ class _CustomVJPCall(_CustomCall):
 
     def jvp_now(self, primals, tangents):
         box: list = []
-        fwd, bwd = _vjp_rules(self.custom, self.nondiff, self.dyn, self.in_tree, self.name, box)
+        fwd, bwd = vjp_rules(self.custom, self.nondiff, self.dyn, self.in_tree, self.name, box)
         y, t_out = _fwd_and_lin(fwd, bwd, primals, tangents, None, self.name)
         return box[0], y, t_out
 
@@ -297,7 +295,7 @@ class custom_jvp(_CustomFunction):
             outs = custom_jvp_call_p.bind(*flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=0, name=name)
             return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        jvp_flat = _jvp_rule(self, nondiff, in_tree, name, [out_tree], closed.out_avals)
+        jvp_flat = jvp_rule(self, nondiff, in_tree, name, [out_tree], closed.out_avals)
         jvp_flat.refuses = getattr(self, "refuses_jvp", False)  # (kept when dead: see the trait)
         if home is not None:
             jvp_flat.home = weakref.ref(home)
@@ -308,48 +306,6 @@ class custom_jvp(_CustomFunction):
             *consts, *flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=len(consts), name=name
         )
         return tu.tree_unflatten(out_tree, outs)
-
-
-def _jvp_rule(custom: custom_jvp, nondiff: dict, in_tree, name: str, out_tree_box: list, out_avals=None):
-    """The user's JVP rule on flat leaves: ``jvp_flat(primals, tangents) -> (primals_out,
-    tangents_out)``, kernel ``Zero`` tangents converted both ways (NOTE: [symbolic zeros in custom
-    rules]) and its results checked as JAX checks them. ``out_tree_box`` holds the primal
-    function's output structure when it was traced (and ``out_avals`` its output types); otherwise
-    the rule's primal output states it (and is appended)."""
-    user_jvp, symbolic = custom.jvp, custom.symbolic_zeros
-    rule_name = getattr(user_jvp, "__name__", "jvp")
-
-    def jvp_flat(primals, tangents):
-        # The caller's own primal objects, as JAX's rule gets them (NOTE: [primals as the caller
-        # gave them]).
-        p = tu.tree_unflatten(in_tree, [ad.as_given(x) for x in primals])
-        t = tu.tree_unflatten(in_tree, [_zero_to_user(ad.as_given(x), symbolic) for x in tangents])
-        nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
-        out = user_jvp(*nondiff_vals, tuple(p), tuple(t))
-        if not (isinstance(out, tuple | list) and len(out) == 2):
-            raise TypeError(
-                f"Custom JVP rule {rule_name} for function {name} must produce a pair (list or tuple "
-                f"of length two) representing primal and tangent outputs, but got {out!r}."
-            )
-        p_out, t_out = out
-        p_leaves, p_tree = tu.tree_flatten(p_out)
-        t_leaves, t_tree = tu.tree_flatten(t_out)
-        if p_tree != t_tree:
-            raise TypeError(
-                f"Custom JVP rule {rule_name} for function {name} must produce primal and tangent "
-                f"outputs with equal container (pytree) structures, but got {p_tree} and {t_tree} "
-                "respectively."
-            )
-        want_tree = out_tree_box[0] if out_tree_box else None
-        check_primal_out("JVP", rule_name, name, p_tree, p_leaves, want_tree, out_avals)
-        if not out_tree_box:
-            out_tree_box.append(p_tree)
-        t_leaves = [_zero_from_user(x) for x in t_leaves]
-        check_tangents_out([core.get_aval(x) for x in p_leaves], t_leaves)
-        return p_leaves, t_leaves
-
-    jvp_flat.__name__ = rule_name
-    return jvp_flat
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, name):
@@ -562,7 +518,7 @@ class custom_vjp(_CustomFunction):
         for i in self.nondiff_argnums:
             _refuse_nondiff_tracers(args[i])
         if any(is_state(a) for a in args):
-            return _with_state_args(self, args, name)
+            return with_state_args(self, args, name)
         return process_custom_call(_CustomVJPCall(self, args, name))
 
     def _bind_staged(self, args, name, home=None):
@@ -570,100 +526,13 @@ class custom_vjp(_CustomFunction):
         trace (NOTE: [custom calls follow the trace]); ``home``: see ``custom_lanes.run_lanes``."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        fwd_flat, bwd_flat = _vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree], closed.out_avals)
+        fwd_flat, bwd_flat = vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree], closed.out_avals)
         if home is not None:
             fwd_flat.home = weakref.ref(home)
         outs = custom_vjp_call_p.bind(
             *consts, *flat, call_jaxpr=closed, fwd=fwd_flat, bwd=bwd_flat, num_consts=len(consts), name=name
         )
         return tu.tree_unflatten(out_tree, outs)
-
-
-# NOTE: [Refs through custom_vjp]
-# A Ref is state, not an array (NOTE: [held state operands] in kernel/held_state.py): a custom_vjp
-# called with one (JAX's "gradient statistics plumbing": ``fwd`` saves the Ref as a residual,
-# ``bwd`` writes the cotangent into it) is called as a custom_vjp of the other arguments that
-# closes over the Refs, and whose ``fwd`` keeps the Refs among its residuals aside, as Python
-# objects, for ``bwd`` (``_with_state_args``). ``bwd`` returns a cotangent per argument, ``None``
-# for a Ref, and the Refs' entries are dropped. A differentiable Ref holding a traced value
-# (``jax.new_ref(x)`` of a differentiated ``x``) is passed as that value instead, rebuilt as a Ref
-# where the function runs, and its cotangent from ``bwd`` is its value's (JAX's differentiated
-# Refs, mutable_array_test test_custom_vjp_differentiated_ref).
-
-
-def _with_state_args(custom: custom_vjp, args: tuple, name: str):
-    """``custom(*args)`` where some top-level ``args`` are Refs (NOTE: [Refs through custom_vjp])."""
-    n = len(args)
-    held = Held(args).refuse_aliased(lambda: _param_names(custom.fun, n), custom.fun, "custom_vjp")
-    nondiff = custom.nondiff_argnums
-    # A differentiable Ref holding a traced value (made from a differentiated value) is passed as
-    # that value and rebuilt as a Ref of the trace it reaches: ``bwd``'s cotangent for it is its
-    # value's (JAX's differentiated Refs)
-    valued = {
-        i: r
-        for i, r in held.at.items()
-        if i not in nondiff and any(isinstance(x, core.Tracer) for x in tu.tree_leaves(r._value))
-    }
-    for i in valued:
-        del held.at[i]
-    args = tuple(valued[i]._value if i in valued else a for i, a in enumerate(args))
-    refs = held.at
-    kept = [i for i in range(n) if i not in refs]
-    made: list = []  # the Refs rebuilt for ``valued``
-
-    def full(reduced):
-        full = held.full(reduced)
-        for i, r in valued.items():
-            full[i] = r._inner(full[i], core.current_trace())
-            made.append(full[i])
-        return full
-
-    dyn_positions = [i for i in range(n) if i not in nondiff]
-    fun, fwd, bwd = custom.fun, custom.fwd, custom.bwd
-    saved: list = []  # (the Refs among the residual leaves of the last fwd, its residual tree)
-
-    def refuse_returned(out, what: str):
-        if any(is_state(x) for x in tu.tree_leaves(out)):
-            raise ValueError(
-                f"custom_vjp {what} {name} returned a mutable array reference, but mutable array "
-                "references cannot be returned"
-            )
-
-    def fun_closing(*reduced):
-        out = fun(*full(reduced))
-        refuse_returned(out, "function")
-        return out
-
-    def fwd_closing(*reduced):
-        y, res = fwd(*full(reduced))
-        refuse_returned(y, "fwd function")
-        leaves, tree = tu.tree_flatten(res)
-        in_res = Held(leaves)
-        for x in in_res.at.values():
-            if not any(x is r for r in [*refs.values(), *made]):  # (JAX's words: a Ref made in fwd)
-                raise ValueError(
-                    f"custom_vjp fwd function of {name} returned a mutable array reference among its "
-                    "residuals that is not one of its arguments"
-                )
-        saved.append((in_res, tree))
-        return y, in_res.kept(leaves)
-
-    def bwd_closing(*args_res_ct):
-        *nondiff_vals, res_kept, ct = args_res_ct
-        in_res, tree = saved[-1]
-        res = tu.tree_unflatten(tree, in_res.full(res_kept))
-        given = iter(nondiff_vals)
-        nondiff_full = [refs[i] if i in refs else next(given) for i in sorted(nondiff)]
-        cts = bwd(*nondiff_full, res, ct)
-        if isinstance(cts, tuple | list) and len(cts) == len(dyn_positions):
-            cts = tuple(c for c, i in zip(cts, dyn_positions) if i not in refs)
-        return cts
-
-    for f, g in ((fun_closing, fun), (fwd_closing, fwd), (bwd_closing, bwd)):
-        f.__name__ = getattr(g, "__name__", f.__name__)
-    inner = custom_vjp(fun_closing, nondiff_argnums=tuple(kept.index(i) for i in nondiff if i in kept))
-    inner.defvjp(fwd_closing, bwd_closing, symbolic_zeros=custom.symbolic_zeros)
-    return inner(*held.kept(args))
 
 
 def _refuse_nondiff_tracers(arg) -> None:
@@ -679,65 +548,6 @@ def _refuse_nondiff_tracers(arg) -> None:
                 "tracers, e.g. function-valued arguments. In particular, array-valued arguments "
                 "should typically not be indicated as nondiff_argnums."
             )
-
-
-def _param_names(fun, n: int) -> list[str]:
-    try:
-        names = list(inspect.signature(fun).parameters)
-    except (TypeError, ValueError):
-        names = []
-    return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
-
-
-def _vjp_rules(
-    custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list, out_avals=None
-):
-    """The user's ``fwd`` and ``bwd`` on flat leaves: ``fwd_flat(perturbed, *primals) -> [*out,
-    *residuals]`` and ``bwd_flat(residuals, cotangents) -> cotangents`` (kernel ``Zero``s
-    converted both ways, results checked). ``out_tree_box`` holds the primal function's output
-    structure when it was traced; otherwise ``fwd``'s output states it (and is appended)."""
-    user_fwd, user_bwd, symbolic = custom.fwd, custom.bwd, custom.symbolic_zeros
-    n_args = len(nondiff) + len(dyn)
-    in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
-    nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
-    res_tree_box: list = []
-    fwd_name = getattr(user_fwd, "__name__", "fwd")
-    # (bwd needs the arguments' structure only: it keeps no tracer of the call alive, which a
-    # jaxpr holding bwd in its params would keep -- NOTE: [leak checking])
-    dyn = tu.tree_map(lambda _: 0, dyn)
-
-    def fwd_flat(perturbed, *primals):
-        primals = [ad.as_given(x) for x in primals]  # NOTE: [primals as the caller gave them]
-        if symbolic:
-            primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
-        out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
-        if not (isinstance(out, tuple | list) and len(out) == 2):
-            raise TypeError(
-                f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
-                "tuple of length two) where the first element represents the primal output (equal to "
-                f"those of the custom_vjp-decorated function {name}) and the second element "
-                "represents residuals (i.e. values stored from the forward pass for use on the "
-                f"backward pass), but instead of a pair the fwd rule {fwd_name} produced {out}."
-            )
-        y, res = out
-        y_leaves, y_tree = tu.tree_flatten(y)
-        want_tree = out_tree_box[0] if out_tree_box else None
-        check_primal_out("VJP fwd", fwd_name, name, y_tree, y_leaves, want_tree, out_avals)
-        if not out_tree_box:
-            out_tree_box.append(y_tree)
-        res_leaves, res_tree = tu.tree_flatten(res)
-        res_tree_box.append(res_tree)
-        return [*y_leaves, *res_leaves]
-
-    def bwd_flat(res_leaves, ct_leaves):
-        res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
-        ct = tu.tree_unflatten(out_tree_box[0], [_zero_to_user(c, symbolic) for c in ct_leaves])
-        return bwd_cotangents(user_bwd(*nondiff_vals, res, ct), dyn, in_avals)
-
-    fwd_flat.__name__ = fwd_name
-    fwd_flat.count_out = lambda: out_tree_box[0].num_leaves
-    bwd_flat.__name__ = getattr(user_bwd, "__name__", "bwd")
-    return fwd_flat, bwd_flat
 
 
 class CustomVJPException(TypeError):

@@ -1,8 +1,9 @@
 """The boundary between a user's custom derivative rule and the kernel: what a rule receives
 and returns in place of the kernel's ``Zero`` (``SymbolicZero``, ``CustomVJPPrimal``; NOTE:
-[symbolic zeros in custom rules] in custom_derivatives.py), and a call's arguments resolved to
+[symbolic zeros in custom rules] in custom_derivatives.py), a call's arguments resolved to
 positions (defaults filled in, as JAX binds them) and split into the differentiable and the
-``nondiff_argnums`` ones.
+``nondiff_argnums`` ones, and the user's rules wrapped on flat leaves (``jvp_rule``, ``vjp_rules``:
+zeros converted both ways, results checked as JAX checks them), as the primitives call them.
 
 Layer: kernel, under ``custom_derivatives.py`` (which re-exports ``SymbolicZero``,
 ``CustomVJPPrimal`` and ``custom_vjp_primal_tree_values``). Imports only the kernel (``ad``,
@@ -356,3 +357,99 @@ def bwd_cotangents(cts, dyn, in_avals) -> list:
                 )
             out.append(c)
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# The user's rules on flat leaves, as the primitives call them
+
+
+def jvp_rule(custom, nondiff: dict, in_tree, name: str, out_tree_box: list, out_avals=None):
+    """The JVP rule of the ``custom_jvp`` ``custom`` on flat leaves: ``jvp_flat(primals,
+    tangents) -> (primals_out, tangents_out)``, kernel ``Zero`` tangents converted both ways (NOTE:
+    [symbolic zeros in custom rules]) and its results checked as JAX checks them. ``out_tree_box``
+    holds the primal function's output structure when it was traced (and ``out_avals`` its output
+    types); otherwise the rule's primal output states it (and is appended)."""
+    user_jvp, symbolic = custom.jvp, custom.symbolic_zeros
+    rule_name = getattr(user_jvp, "__name__", "jvp")
+
+    def jvp_flat(primals, tangents):
+        # The caller's own primal objects, as JAX's rule gets them (NOTE: [primals as the caller
+        # gave them]).
+        p = tu.tree_unflatten(in_tree, [ad.as_given(x) for x in primals])
+        t = tu.tree_unflatten(in_tree, [_zero_to_user(ad.as_given(x), symbolic) for x in tangents])
+        nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
+        out = user_jvp(*nondiff_vals, tuple(p), tuple(t))
+        if not (isinstance(out, tuple | list) and len(out) == 2):
+            raise TypeError(
+                f"Custom JVP rule {rule_name} for function {name} must produce a pair (list or tuple "
+                f"of length two) representing primal and tangent outputs, but got {out!r}."
+            )
+        p_out, t_out = out
+        p_leaves, p_tree = tu.tree_flatten(p_out)
+        t_leaves, t_tree = tu.tree_flatten(t_out)
+        if p_tree != t_tree:
+            raise TypeError(
+                f"Custom JVP rule {rule_name} for function {name} must produce primal and tangent "
+                f"outputs with equal container (pytree) structures, but got {p_tree} and {t_tree} "
+                "respectively."
+            )
+        want_tree = out_tree_box[0] if out_tree_box else None
+        check_primal_out("JVP", rule_name, name, p_tree, p_leaves, want_tree, out_avals)
+        if not out_tree_box:
+            out_tree_box.append(p_tree)
+        t_leaves = [_zero_from_user(x) for x in t_leaves]
+        check_tangents_out([core.get_aval(x) for x in p_leaves], t_leaves)
+        return p_leaves, t_leaves
+
+    jvp_flat.__name__ = rule_name
+    return jvp_flat
+
+
+def vjp_rules(custom, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list, out_avals=None):
+    """The ``fwd`` and ``bwd`` of the ``custom_vjp`` ``custom`` on flat leaves:
+    ``fwd_flat(perturbed, *primals) -> [*out, *residuals]`` and ``bwd_flat(residuals, cotangents)
+    -> cotangents`` (kernel ``Zero``s converted both ways, results checked). ``out_tree_box`` holds
+    the primal function's output structure when it was traced; otherwise ``fwd``'s output states it
+    (and is appended)."""
+    user_fwd, user_bwd, symbolic = custom.fwd, custom.bwd, custom.symbolic_zeros
+    n_args = len(nondiff) + len(dyn)
+    in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
+    nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
+    res_tree_box: list = []
+    fwd_name = getattr(user_fwd, "__name__", "fwd")
+    # (bwd needs the arguments' structure only: it keeps no tracer of the call alive, which a
+    # jaxpr holding bwd in its params would keep -- NOTE: [leak checking])
+    dyn = tu.tree_map(lambda _: 0, dyn)
+
+    def fwd_flat(perturbed, *primals):
+        primals = [ad.as_given(x) for x in primals]  # NOTE: [primals as the caller gave them]
+        if symbolic:
+            primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
+        out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
+        if not (isinstance(out, tuple | list) and len(out) == 2):
+            raise TypeError(
+                f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
+                "tuple of length two) where the first element represents the primal output (equal to "
+                f"those of the custom_vjp-decorated function {name}) and the second element "
+                "represents residuals (i.e. values stored from the forward pass for use on the "
+                f"backward pass), but instead of a pair the fwd rule {fwd_name} produced {out}."
+            )
+        y, res = out
+        y_leaves, y_tree = tu.tree_flatten(y)
+        want_tree = out_tree_box[0] if out_tree_box else None
+        check_primal_out("VJP fwd", fwd_name, name, y_tree, y_leaves, want_tree, out_avals)
+        if not out_tree_box:
+            out_tree_box.append(y_tree)
+        res_leaves, res_tree = tu.tree_flatten(res)
+        res_tree_box.append(res_tree)
+        return [*y_leaves, *res_leaves]
+
+    def bwd_flat(res_leaves, ct_leaves):
+        res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
+        ct = tu.tree_unflatten(out_tree_box[0], [_zero_to_user(c, symbolic) for c in ct_leaves])
+        return bwd_cotangents(user_bwd(*nondiff_vals, res, ct), dyn, in_avals)
+
+    fwd_flat.__name__ = fwd_name
+    fwd_flat.count_out = lambda: out_tree_box[0].num_leaves
+    bwd_flat.__name__ = getattr(user_bwd, "__name__", "bwd")
+    return fwd_flat, bwd_flat
