@@ -66,10 +66,12 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   ``individual_dot,reduce`` (XLA's own reductions, fusable with their producers): level or
   slower in five fresh-process pairs; ``xla_cpu_prefer_vector_width=512``: the GELU's tanh
   fusions 1.6 -> 0.9 ms, the rest level, the program within the noise (and reductions vectorised
-  wider may sum in another order). Alone (operands as parameters, one core):
-  [8, 128, 1024]^T x [8, 128, 256] 5.3 ms plain in jax's program, 3.4 with funcgrad's pad; the
-  transposed left operand copied for YNNPACK 3.8; YNNPACK's swapped product [8, 256, 1024]
-  2.6 ms but its 8 MB result transposed back 0.7-1.1 ms (3.8 in all), so no form beats the pad.
+  wider may sum in another order). Alone (funcgrad, operands as parameters, one core, best of
+  40 calls, two runs): [8, 128, 1024]^T x [8, 128, 256] with the pad 3.1-3.8 ms (jax's plain
+  Eigen dot 5.3, its fresh output's faults included); the left operand copied transposed for
+  YNNPACK 4.1; YNNPACK's swapped product [8, 256, 1024] 2.4-2.6 ms, an 8 MB transpose alone
+  0.73-0.77, but the two in one program 3.9 (XLA's transpose reads the product's fresh result
+  from memory), so no form beats the pad.
   Layout copies that move only a unit dimension (vmap's ``xi[None]``: XLA's dot canonicalisation
   gives the result a {..., 0, 1} layout and copies it to row-major) exist but total 0.3 ms.
 
