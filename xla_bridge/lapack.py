@@ -63,4 +63,8 @@ def ensure_registered(platform: str, module_text: str = "") -> None:
         _lapack.initialize()  # before registering, or the first LAPACK call segfaults
         for name, capsule in _lapack.registrations().items():
             xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+        from jaxlib import lapack  # noqa: PLC0415 - as above
+
+        for name in lapack.batch_partitionable_targets():  # (NOTE: [LAPACK custom calls])
+            xc.register_custom_call_as_batch_partitionable(name)
         _registered = True

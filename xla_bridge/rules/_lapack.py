@@ -16,7 +16,11 @@ calls one.
 # layout mistake is silent (transposed or scrambled numbers) -- and the in-place results alias
 # their operands as the kernels expect. The kernels loop over the leading batch dimensions
 # themselves. They return an ``info`` per batch element; a failure becomes NaN outputs with a
-# select (NOTE: [factorisation failures]).
+# select (NOTE: [factorisation failures]). As JAX's, each call is batch-partitionable: it carries
+# ``mhlo.frontend_attributes = {num_batch_dims = "N"}`` (the leading dimensions beyond the
+# matrices') and a Shardy rule sharing those dimensions between operands and results, so a batch
+# of matrices sharded over devices is factorised where it lies (no all-gather); the runtime
+# registers the targets as batch-partitionable (``xla_bridge/lapack.py``).
 #
 # On the GPU (``ModuleBuilder.platform == "cuda"``) the same calls go to jaxlib's cuSOLVER
 # kernels, ``cusolver_<routine>_ffi``, which take the same operands, results and layouts (one
@@ -111,6 +115,7 @@ def ffi_call(
     attrs: dict[str, str] | None = None,
     aliases: dict[int, int] | None = None,
     column_major: bool = True,
+    num_non_batch_dims: int = 2,
 ) -> list[str]:
     """Emit one LAPACK custom call (NOTE: [LAPACK custom calls]); returns the result names.
     ``attrs`` maps attribute names to typed values (``char("L")``, ``"4 : i32"``); ``aliases``
@@ -131,12 +136,51 @@ def ffi_call(
     in_types = ", ".join(aval_type(a) for a in in_avals)
     out_types = [aval_type(a) for a in out_avals]
     results = out_types[0] if single else "(" + ", ".join(out_types) + ")"
+    batch = max(max(len(a.shape) for a in in_avals) - num_non_batch_dims, 0)
     text = (
         f"stablehlo.custom_call @{name}({', '.join(operands)}) {{mhlo.backend_config = {{{backend}}}, "
+        f'mhlo.frontend_attributes = {{num_batch_dims = "{batch}"}}, '
         f"operand_layouts = [{op_layouts}], result_layouts = [{res_layouts}], "
-        f"output_operand_aliases = [{', '.join(alias_items)}]}} : ({in_types}) -> {results}"
+        f"output_operand_aliases = [{', '.join(alias_items)}], "
+        f"sdy.sharding_rule = {_batch_sharding_rule(batch, in_avals, out_avals)}}} : "
+        f"({in_types}) -> {results}"
     )
     return fb.emit_results(text, len(out_avals))
+
+
+def _factor_names():
+    yield from "ijklmnopqrstuvwxyz"
+    n = 1
+    while True:
+        yield f"z_{n}"
+        n += 1
+
+
+def _batch_sharding_rule(batch: int, in_avals, out_avals) -> str:
+    """JAX's Shardy rule of a batch-partitionable LAPACK call (NOTE: [LAPACK custom calls]): the
+    ``batch`` leading dimensions of every operand and result are one factor each, shared, so a
+    batch sharded over devices stays sharded (each device's kernel loops over its own matrices);
+    every other dimension is a factor of its own, which Shardy keeps whole."""
+    names = _factor_names()
+    shared = [next(names) for _ in range(batch)]
+    sizes = {}
+
+    def mapping(aval) -> str:
+        shape = tuple(aval.shape)
+        rest = len(shape) - batch
+        factors = list(shared) if rest >= 0 else []
+        for d in shape[batch:] if rest >= 0 else shape:
+            factors.append(next(names))
+            sizes[factors[-1]] = d
+        for f, d in zip(shared, shape[:batch] if rest >= 0 else ()):
+            sizes.setdefault(f, d)
+        return "[" + ", ".join(factors) + "]"
+
+    lhs = ", ".join(mapping(a) for a in in_avals)
+    rhs = ", ".join(mapping(a) for a in out_avals)
+    order = [*shared, *(f for f in sizes if f not in shared)]
+    listed = ", ".join(f"{f}={sizes[f]}" for f in order if f in sizes)
+    return f"#sdy.op_sharding_rule<({lhs})->({rhs}) {{{listed}}}, custom>"
 
 
 def info_aval(batch) -> ShapedArray:
