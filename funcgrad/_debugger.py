@@ -61,8 +61,12 @@ def _user_frames(filter_frames: bool, num_frames: int | None) -> list:
 class _Debugger(cmd.Cmd):
     prompt = "(jdb) "
 
-    def __init__(self, frames: list[_Frame]):
-        super().__init__(stdin=sys.stdin, stdout=sys.stdout)
+    def __init__(self, frames: list[_Frame], stdin=None, stdout=None, completekey: str = "tab"):
+        super().__init__(
+            stdin=sys.stdin if stdin is None else stdin,
+            stdout=sys.stdout if stdout is None else stdout,
+            completekey=completekey,
+        )
         self.use_rawinput = False
         self.frames, self.index = frames, 0
         self.quit = False
@@ -193,7 +197,8 @@ def breakpoint(  # noqa: A001 - JAX's name: funcgrad.debug.breakpoint
     host callback]). Commands are read from ``sys.stdin``: ``p expr``, ``pp expr``, ``l``, ``ll``,
     ``u``, ``d``, ``w``, ``c``, ``q``. JAX's signature: ``backend`` (``"cli"`` or ``None``),
     ``filter_frames`` (hide funcgrad's frames), ``num_frames`` (how many to capture), ``ordered``
-    (an ordered callback under ``jit``), ``token`` (returned as given).
+    (an ordered callback under ``jit``), ``token`` (returned as given); the CLI debugger's
+    ``stdin``/``stdout`` (file objects to read commands from and write to) and ``completekey``.
 
     >>> import io, sys, funcgrad, funcgrad.numpy as fnp
     >>> def f(x):
@@ -211,8 +216,9 @@ def breakpoint(  # noqa: A001 - JAX's name: funcgrad.debug.breakpoint
         raise ValueError(
             f"debug.breakpoint: backend {backend!r} is not available; funcgrad has the 'cli' one"
         )
-    if kwargs:
-        raise TypeError(f"debug.breakpoint: unexpected keyword arguments {sorted(kwargs)}")
+    unknown = sorted(set(kwargs) - {"stdin", "stdout", "completekey"})  # (the CLI debugger's, as JAX's)
+    if unknown:
+        raise TypeError(f"debug.breakpoint: unexpected keyword arguments {unknown}")
     frames = _user_frames(filter_frames, num_frames)
     captured, arrays = [], []
     for fr in frames:
@@ -237,7 +243,7 @@ def breakpoint(  # noqa: A001 - JAX's name: funcgrad.debug.breakpoint
             local = dict(statics)
             local.update((n, next(it)) for n in names)
             debugger_frames.append(_Frame(filename, lineno, function, local, globs))
-        debugger = _Debugger(debugger_frames)
+        debugger = _Debugger(debugger_frames, **kwargs)
         debugger.stdout.write("Entering jdb:\n")
         debugger.cmdloop()
         if debugger.quit:

@@ -93,3 +93,26 @@ def test_output_matches_jax(monkeypatch, capsys, jitted):
     theirs = _scripted(monkeypatch, capsys, script, lambda: theirs_f(0.3))[1]
     ours = _scripted(monkeypatch, capsys, script, lambda: ours_f(0.3))[1]
     assert ours.splitlines() == theirs.splitlines()
+
+
+def test_cli_streams_as_jax():
+    """The CLI debugger's ``stdin``/``stdout`` keyword arguments, as JAX's debugger_test passes
+    them: commands read from and output written to the given files, eagerly and under jit."""
+    jax = pytest.importorskip("jax")
+
+    def run(lib, np_mod, jitted):
+        stdin, stdout = io.StringIO("p y\nc\n"), io.StringIO()
+
+        def f(x):
+            y = np_mod.sin(x)
+            lib.debug.breakpoint(stdin=stdin, stdout=stdout, backend="cli")
+            return y
+
+        (lib.jit(f) if jitted else f)(np_mod.float32(2.0))
+        lib.effects_barrier()
+        return stdout.getvalue()
+
+    for jitted in (False, True):
+        assert run(funcgrad, fnp, jitted) == run(jax, jax.numpy, jitted)
+    with pytest.raises(TypeError, match="unexpected keyword arguments \\['stdim'\\]"):
+        funcgrad.debug.breakpoint(stdim=None)

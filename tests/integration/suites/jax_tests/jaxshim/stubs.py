@@ -150,6 +150,8 @@ NAMES = {
     "jax._src.random.threefry2x32": {},
     "jax._src.random.rbg": {},
     "jax._src.abstract_arrays": {},
+    "jax._src.mesh_utils": {},
+    "jax._src.debugger": {},
     "jax._src.scipy": {},
     "jax._src.scipy.special": {},
     "jax._src.cudnn": {},
@@ -211,11 +213,13 @@ def install() -> None:
     import ml_dtypes
     from funcgrad.primitives import linalg as _linalg_p
 
+    import funcgrad._debugger
     import funcgrad._layouts
     import funcgrad.ad_checkpoint
     import funcgrad.debug
     import funcgrad.dlpack
     import funcgrad.errors
+    import funcgrad.experimental.mesh_utils
     import funcgrad.extend.backend
     import funcgrad.extend.core
     import funcgrad.extend.linear_util
@@ -332,6 +336,8 @@ def install() -> None:
             "unsafe_rbg_prng_impl": _impls.unsafe_rbg_prng_impl,
         },
         "jax._src.abstract_arrays": {"array_types": funcgrad.extend.core.array_types},
+        "jax._src.mesh_utils": vars(funcgrad.experimental.mesh_utils),
+        "jax._src.debugger": vars(funcgrad._debugger),
         "jax._src.random.threefry2x32": {
             "threefry2x32_p": funcgrad.extend.random.threefry2x32_p,
             "threefry_2x32": _impls.threefry_2x32,
