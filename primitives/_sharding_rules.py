@@ -302,9 +302,25 @@ def _overridden(ndim: int):
     return wanted + ((),) * (ndim - len(wanted))
 
 
-def dot_general_rule(avals_in, avals_out, *, dimension_numbers, **params):
+def vmapped_axes() -> tuple:
+    """The mesh axes the mapped dimension of the ``vmap`` being traced is split over
+    (``spmd_axis_name``, else its inputs' explicit axes; JAX's ``get_sharding_for_vmap``)."""
+    sh = _families_sharding()
+    return tuple(sh._spmd_axes.get()) or tuple(sh._explicit_axes.get())
+
+
+def _families_sharding():
+    from funcgrad.primitives import sharding  # (a sibling family, loaded by then)
+
+    return sharding
+
+
+def dot_general_rule(avals_in, avals_out, *, dimension_numbers, out_sharding=None, **params):
     """Batch dimensions (which must agree), then the free dimensions of the lhs and of the rhs;
-    contracting dimensions sharded on both sides are ambiguous (JAX's error)."""
+    contracting dimensions sharded on both sides are ambiguous (JAX's error). A result given
+    its sharding (``out_sharding=``, a param of the equation) is typed so."""
+    if out_sharding is not None and len(out_sharding) == avals_out[0].ndim:
+        return [tuple(out_sharding)]
     wanted = _overridden(avals_out[0].ndim)
     if wanted is not None:
         return [wanted]

@@ -256,7 +256,9 @@ def _check(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers):
         )
 
 
-def _abstract_eval(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+def _abstract_eval(
+    lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
+):
     _check(lhs, rhs, dimension_numbers)
     (lc, rc), (lb, rb) = dimension_numbers
     shape = (
@@ -274,7 +276,7 @@ def _no_blas(dtype) -> bool:
     return dtype.itemsize <= 2 and dtype.kind in "fV" and dtype.name.startswith(("float", "bfloat"))
 
 
-def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if preferred_element_type is not None:
         pet = np.dtype(preferred_element_type)
@@ -393,7 +395,9 @@ def _typed_spec(x_aval, order):
     return tuple(spec[d] for d in order)  # (a normalized spec: contraction_out takes it as it is)
 
 
-def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+def _transpose(
+    ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
+):
     ct = instantiate(ct)
     (lc, rc), (lb, rb) = dimension_numbers
     outs = [None, None]
@@ -420,7 +424,16 @@ def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_ele
     return outs
 
 
-def _batch(axis_size, vals, dims, *, dimension_numbers, precision=None, preferred_element_type=None):
+def _batch(
+    axis_size,
+    vals,
+    dims,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+):
     lhs, rhs = vals
     ld, rd = dims
     (lc, rc), (lb, rb) = dimension_numbers
@@ -428,15 +441,19 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, precision=None, preferre
     if ld is not None and rd is not None:
         lhs, rhs = move_to_front(lhs, ld), move_to_front(rhs, rd)
         new = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
-        return dot_general(lhs, rhs, new, preferred_element_type, precision), 0
-    if ld is not None:
+        at = 0
+    elif ld is not None:
         lhs = move_to_front(lhs, ld)
         new = ((shift(lc), rc), (shift(lb), rb))
-        return dot_general(lhs, rhs, new, preferred_element_type, precision), len(lb)
-    rhs = move_to_front(rhs, rd)
-    new = ((lc, shift(rc)), (lb, shift(rb)))
-    n_lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
-    return dot_general(lhs, rhs, new, preferred_element_type, precision), len(lb) + n_lhs_free
+        at = len(lb)
+    else:
+        rhs = move_to_front(rhs, rd)
+        new = ((lc, shift(rc)), (lb, shift(rb)))
+        at = len(lb) + aval_of(lhs).ndim - len(lc) - len(lb)
+    if out_sharding is not None:
+        # (the result's batch dimension split as vmap's mapped inputs are: get_sharding_for_vmap)
+        out_sharding = (*out_sharding[:at], _sharding_rules.vmapped_axes(), *out_sharding[at:])
+    return dot_general(lhs, rhs, new, preferred_element_type, precision, out_sharding=out_sharding), at
 
 
 dot_general_p = Primitive("dot_general")
@@ -452,7 +469,12 @@ dot_general_p.def_traits(linear=True)  # bilinear: linear in each operand separa
 dot_general_p.def_taylor(bilinear_taylor(dot_general_p))
 
 
-def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
+_FROM_CONTEXT = object()
+
+
+def dot_general(
+    lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None, *, out_sharding=_FROM_CONTEXT
+):
     """Contract ``lhs`` and ``rhs``; see the module docstring for ``dimension_numbers`` and
     ``precision`` (already canonical: ``None`` or a pair of ``Precision``).
 
@@ -467,12 +489,20 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precis
     )
     if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
         return _with_algorithm(lhs, rhs, dn, preferred_element_type, precision)
+    # NOTE: [sharding in types]: a result typed by ``out_sharding=`` (given in the context of the
+    # call that asked for it) carries its spec in the equation, as JAX's ``out_sharding`` param,
+    # so that binding the equation again (evaluating a jaxpr, vmap, jvp) types it alike.
+    if out_sharding is _FROM_CONTEXT:
+        ndim = aval_of(lhs).ndim + aval_of(rhs).ndim - 2 * len(dn[0][0]) - len(dn[1][0])
+        out_sharding = _sharding_rules._overridden(ndim)
+    extra = {} if out_sharding is None else {"out_sharding": tuple(out_sharding)}
     return dot_general_p.bind(
         lhs,
         rhs,
         dimension_numbers=dn,
         precision=precision,
         preferred_element_type=None if preferred_element_type is None else np.dtype(preferred_element_type),
+        **extra,
     )
 
 

@@ -165,7 +165,8 @@ def spmd_axis_name(names: tuple):
 
 
 def _constraint_batch(axis_size, vals, dims, *, mesh, spec):
-    names = tuple(n for n in _spmd_axes.get() if n in mesh.axis_names and all(n not in p for p in spec))
+    vmapped = _spmd_axes.get() or _explicit_axes.get()
+    names = tuple(n for n in vmapped if n in mesh.axis_names and all(n not in p for p in spec))
     return sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0], names)), dims[0]
 
 

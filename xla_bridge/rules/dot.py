@@ -29,7 +29,9 @@ def precision_names(precision) -> list[str] | None:
 
 @register(dot_general_p)
 @widen_sub_byte  # XLA rejects a sub-byte dot with a wider result type
-def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+def _dot_general(
+    ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
+):
     fb = ctx.fb
     la, ra = ctx.avals_in
     out = ctx.avals_out[0]

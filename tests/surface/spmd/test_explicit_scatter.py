@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 import funcgrad
+import funcgrad.extend
 import funcgrad.numpy as fnp
 from funcgrad import sharding as fs
 
 jax = pytest.importorskip("jax")
+pytest.importorskip("jax.extend")
 jnp = jax.numpy
 js = jax.sharding
 
@@ -106,5 +108,22 @@ def test_vmap_over_an_explicitly_sharded_dimension_as_jax(meshes):
         with pytest.raises(ValueError, match="Mapped away dimension of inputs passed to vmap"):
             lib.vmap(lambda a, b: a + b)(x, put(np.ones((4, 2), np.float32), None, "y"))
         return zeros, both
+
+    _same(*_both(meshes, build))
+
+
+def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
+    # (jaxpr_as_fun binds the equation again: the result keeps out_sharding= without the call;
+    # vmap splits the result's mapped dimension as its inputs' are)
+    def build(np_, put, lib):
+        x = put(np.arange(16.0, dtype=np.float32).reshape(8, 2), "x", "y")
+        P = fs.P if lib is funcgrad else js.PartitionSpec
+        f = lambda v: np_.einsum("xy,yz->xz", v, v.T, out_sharding=P(None, None))  # noqa: E731
+        closed = lib.make_jaxpr(f)(x)
+        again = lib.extend.core.jaxpr_as_fun(closed)(x)[0]
+        a = put(np.arange(16.0, dtype=np.float32).reshape(4, 2, 2), "x", None, "y")
+        b = put(np.arange(16.0, dtype=np.float32).reshape(2, 4, 2), None, "x", "y")
+        g = lambda u, w: np_.einsum("xy,yz->xz", u, w, out_sharding=P(None, "y"))  # noqa: E731
+        return again, lib.vmap(g, in_axes=(0, 1), out_axes=2)(a, b)
 
     _same(*_both(meshes, build))
