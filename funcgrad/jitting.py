@@ -1,8 +1,10 @@
 """``jit``: stage a function to a jaxpr once per input signature and run it compiled by XLA.
 
 Layer: surface. Imports the kernel (tracing, pytrees), ``xla_bridge`` (``dispatch`` and the
-package's lazy public functions), ``ref``, the sharding modules, ``_aot``, ``_trace_key`` and
-``_jit_route`` (the flags and the redirect rows of the call route, NOTE: [jit flags]). The
+package's lazy public functions), ``ref``, the sharding modules, ``_aot``, ``_trace_key``,
+``_jit_params`` (``jit``'s parameters resolved and checked: static and donated arguments, compiler
+options, sharding trees) and ``_jit_route`` (the flags and the redirect rows of the call route,
+NOTE: [jit flags]). The
 module is named ``jitting`` so that ``funcgrad.jit`` is always the function (a submodule named
 ``jit`` would rebind the package attribute when imported).
 
@@ -38,7 +40,6 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
-from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import (
     abstractify,
     explain_concretization,
@@ -47,19 +48,23 @@ from funcgrad._api_util import (
     is_abstract,
     no_jax_array,
 )
+from funcgrad._jit_params import (
+    _check_sharding_tree,
+    _compiler_options,
+    _placed_if_used,
+    _sharding_leaves,
+    argument_options,
+    donated_flags,
+)
 from funcgrad._jit_route import _jit_flags  # NOTE: [jit flags]
-from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._ref_errors import refuse_returned_refs
 from funcgrad._ref_scopes import HITYPES, is_stateful_arg, lower_hi_values, trace_stateful
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import (
-    PartitionSpec,
     Sharding,
-    SingleDeviceSharding,
-    check_aval_sharding,
     sharding_leaves,
 )
-from funcgrad._trace_key import _argnums, _as_tuple, _aval_key, _explain, _ref_key
+from funcgrad._trace_key import _as_tuple, _aval_key, _explain, _ref_key
 from funcgrad._user_contexts import user_contexts  # NOTE: [user contexts]
 from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import dtypes as _dt
@@ -67,7 +72,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.custom_derivatives import custom_vjp_call_p
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import Var, jaxprs_in_params, typecheck_jaxpr
+from funcgrad.kernel.ir import jaxprs_in_params, typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge import programs
@@ -130,26 +135,6 @@ _logger = logging.getLogger("funcgrad")
 _first_traced_at: set[str] = register_cache("jit.first_traced_at", set())  # NOTE: [caches have an owner]
 
 
-def _validate_argnames(sig: inspect.Signature, argnames, what: str) -> None:
-    """``static_argnames``/``donate_argnames`` checked against the signature, as JAX's: a
-    positional-only or ``*args`` parameter cannot be named; another name needs ``**kwargs``."""
-    kinds = {name: p.kind for name, p in sig.parameters.items()}
-    bad = {
-        n
-        for n in argnames
-        if kinds.get(n) in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
-    }
-    if bad:
-        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. These are positional-only")
-    if inspect.Parameter.VAR_KEYWORD in kinds.values():
-        return
-    missing = {n for n in argnames if n not in kinds}
-    if missing:
-        raise ValueError(
-            f"Jitted function has invalid argnames {missing} in {what}. Function does not take these args."
-        )
-
-
 class PjitFunction(Dispatcher):
     """The result of ``jit(f)``: call it like ``f``. Its type has the name of JAX's jitted-function
     type (``jaxlib``'s ``PjitFunction``, which libraries read: chex's ``is_traceable``); it is
@@ -197,47 +182,9 @@ class PjitFunction(Dispatcher):
                     f"Getting the signature of function {fun} failed. Pass donate_argnums instead of "
                     "donate_argnames."
                 ) from None
-        if self._signature is not None:
-            _validate_argnames(self._signature, _as_tuple(static_argnames), "static_argnames")
-            _validate_argnames(self._signature, _as_tuple(donate_argnames), "donate_argnames")
-        params = list(self._signature.parameters.values()) if self._signature is not None else []
-        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        bounded = self._signature is not None and not any(p.kind == p.VAR_POSITIONAL for p in params)
-        n_positional = len(positional) if bounded else None
-        nums = _argnums(name, "static_argnums", static_argnums, n_positional)
-        names = set(_as_tuple(static_argnames))
-        # As in JAX, static_argnums and static_argnames name the same parameters both ways, so a
-        # static argument may be passed by position or by keyword -- unless both are given: then
-        # each is used as it is (flax's lifted jit makes its wrapper's argument 0 static by
-        # number and the wrapped method's keyword by name).
-        if static_argnums is None or static_argnames is None:
-            for n in list(nums):
-                if 0 <= n < len(positional):
-                    names.add(positional[n])
-            for s in list(names):
-                if s in positional:
-                    nums.add(positional.index(s))
-        donate = _argnums(name, "donate_argnums", donate_argnums, n_positional)
-        donate_names = set(_as_tuple(donate_argnames))
-        takes_any_keyword = any(p.kind == p.VAR_KEYWORD for p in params) or self._signature is None
-        for s in donate_names:
-            if s in positional:
-                donate.add(positional.index(s))
-            elif not takes_any_keyword and s not in {p.name for p in params}:
-                raise ValueError(f"jit({name}): donate_argnames has {s!r}, which is not a parameter")
-        donate_names.update(positional[n] for n in donate if 0 <= n < len(positional))
-        both = donate & nums
-        if both:  # (JAX's words: by name when names meet, else by number)
-            common = names & donate_names  # (the names of numbered arguments too, as JAX infers)
-            if common:
-                raise ValueError(
-                    f"static_argnames and donate_argnames cannot intersect. Argument names {common} "
-                    "appear in both static_argnames and donate_argnames"
-                )
-            raise ValueError(
-                f"`static_argnums` {tuple(sorted(nums))} and `donate_argnums` {tuple(sorted(donate))} "
-                "cannot intersect."
-            )
+        nums, names, donate, donate_names, n_named = argument_options(
+            name, self._signature, static_argnums, static_argnames, donate_argnums, donate_argnames
+        )
         self._donate_argnums = tuple(sorted(donate))
         self._donate_names = frozenset(donate_names)
         self._in_shardings = in_shardings
@@ -248,7 +195,7 @@ class PjitFunction(Dispatcher):
             sorted(names),
             donate=bool(donate or donate_names),
             device=device,
-            named_positional=len(positional),
+            named_positional=n_named,
         )
         self._cache: dict[Any, Staged] = {}
         self._hits = 0
@@ -590,18 +537,12 @@ class PjitFunction(Dispatcher):
         )
 
     def _donated(self, n_hoisted, n_flat, static_key, args, dyn_kwargs) -> tuple[bool, ...]:
-        """One flag per jaxpr input: hoisted tracers, then the leaves of the dynamic positional
-        arguments, then those of the keyword arguments (in the flattening's sorted key order)."""
+        """One flag per jaxpr input (``donated_flags``)."""
         if not self._donate:
             return (False,) * (n_hoisted + n_flat)
-        donated = [False] * n_hoisted
-        static_pos = {j for j, _ in static_key}
-        for i, a in enumerate(args):
-            if i not in static_pos:
-                donated.extend([i in self._donate_argnums] * len(tu.tree_leaves(a)))
-        for k in sorted(dyn_kwargs):
-            donated.extend([k in self._donate_names] * len(tu.tree_leaves(dyn_kwargs[k])))
-        return tuple(donated)
+        return donated_flags(
+            self._donate_argnums, self._donate_names, n_hoisted, static_key, args, dyn_kwargs
+        )
 
     # -- ahead-of-time API ---------------------------------------------------------------------
 
@@ -699,18 +640,6 @@ def _unpickle_jitted(cls, init_args, compiler_options):
     if compiler_options:
         jitted._compiler_options = compiler_options
     return jitted
-
-
-def _placed_if_used(jaxpr, user_ins):
-    """``in_shardings``' leaves, or None where no argument they place is read: JAX prunes unused
-    arguments (``keep_unused=False``) before it assigns devices, so a program whose sharded
-    arguments are all unused runs as one without shardings (on one device, its results
-    uncommitted), as JAX's."""
-    read = {v for e in jaxpr.eqns for v in e.invars if type(v) is Var}
-    read.update(v for v in jaxpr.outvars if type(v) is Var)
-    if any(s is not None and jaxpr.invars[i] in read for i, s in enumerate(user_ins)):
-        return user_ins
-    return None
 
 
 def jit(
@@ -870,47 +799,6 @@ def library_jit(fun: Callable, **options) -> JittedFunction:
     jitted = jit(fun, **options)
     jitted._warned = True  # the warning's once-only flag: already given
     return jitted
-
-
-def _compiler_options(options) -> dict | None:
-    """``jit``'s ``compiler_options`` checked (``Lowered.compile``'s checks); None for none."""
-    return dict(_check_compiler_options(options) or {}) or None
-
-
-def _is_sharding_leaf(x) -> bool:
-    return x is None or isinstance(x, Sharding | PartitionSpec | Format)
-
-
-def _check_sharding_tree(tree, what) -> None:
-    for leaf in tu.tree_leaves(tree, is_leaf=_is_sharding_leaf):
-        if isinstance(leaf, Format):  # a layout and a sharding (funcgrad/_layouts.py)
-            lay = leaf.layout
-            if isinstance(lay, Layout):  # (XLA's default for its rank only)
-                check_default_layout(lay, lay.major_to_minor, f"jit: {what}")  # (its own rank)
-            continue
-        if not _is_sharding_leaf(leaf):
-            raise TypeError(
-                f"jit: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
-                "None, "
-                f"got {leaf!r}"
-            )
-
-
-def _sharding_leaves(spec_tree, values, avals, where, what, names) -> list:
-    """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``,
-    each checked against its value's shape in JAX's words (``names``: the leaves' key paths)."""
-    out = []
-    checked = "pjit arguments" if what == "in_shardings" else "pjit outputs"
-    for s, aval, name in zip(sharding_leaves(spec_tree, values, where, what), avals, names):
-        if s is None:
-            out.append(None)
-            continue
-        if isinstance(s, SingleDeviceSharding):
-            out.append(s._program_bridge())  # (the SPMD route, on that one device)
-            continue
-        check_aval_sharding(s, aval.shape, checked, name)
-        out.append(s._bridge(aval.ndim))
-    return out
 
 
 _MAX_INSTANCES = 256
