@@ -38,7 +38,17 @@ def install() -> None:
     import jax.experimental.sparse  # noqa: F401 - the alias's (funcgrad's), the parent
 
     public = {k: v for k, v in vars(_sparse).items() if not k.startswith("_")}
-    _module("jax.experimental.sparse.util", {"SparseInfo": SparseInfo})
+    _module(
+        "jax.experimental.sparse.util",
+        {"SparseInfo": SparseInfo, "CuSparseEfficiencyWarning": _sparse.CuSparseEfficiencyWarning},
+    )
+    # (JAX's sparsify machinery -- sparsify_raw, SparsifyEnv, SparsifyValue, arrays_to_spvalues --
+    # is not funcgrad's: funcgrad's sparsify evaluates the jaxpr with sparse rules; those names
+    # read as missing internals, failing only the tests that use them)
+    _module(
+        "jax.experimental.sparse.transform",
+        {"sparsify": _sparse.sparsify, "SparseTracer": _sparse.SparseTracer},
+    )
     _module("jax.experimental.sparse.coo", public)
     _module("jax.experimental.sparse.csr", public)
     _module(  # (the dtypes its GPU lowerings take: JAX's lists, which the tests sample)
