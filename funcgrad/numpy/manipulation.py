@@ -101,8 +101,21 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return st.reshape(a, shape)
 
 
+def _shown(shape) -> tuple:
+    """A shape as JAX prints it, a symbolic export's traced sizes as their expressions."""
+    return tuple(getattr(d, "expr", d) for d in shape)
+
+
+def _product(dims):
+    out = 1
+    for d in dims:
+        out = out * d  # (traced sizes multiply into their expression)
+    return out
+
+
 def _resolve_shape(shape, a_shape) -> tuple[int, ...]:
     size = int(np.prod(a_shape, dtype=np.int64))
+    given = tuple(shape) if isinstance(shape, list | tuple) else (shape,)
     shape = static_shape(shape, "the new shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     # jax.numpy raises TypeError for an impossible new shape (NumPy: ValueError); issue 30. (JAX's
@@ -111,6 +124,13 @@ def _resolve_shape(shape, a_shape) -> tuple[int, ...]:
         raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {shape}")
     if unknown:
         known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if (known == 0 or size % known) and any(getattr(d, "traced", False) for d in (*a_shape, *given)):
+            # (a symbolic export's sizes: JAX's divide_shape_sizes refusal, in its words)
+            rest = _product(given)  # (JAX's divmod of the two products, the -1 included)
+            raise core.InconclusiveDimensionOperation(
+                f"Cannot divide evenly the sizes of shapes {_shown(a_shape)} and {_shown(given)}. "
+                f"The remainder {_shown([_product(a_shape) % rest])[0]} should be 0."
+            )
         if known == 0 or size % known:
             raise TypeError(
                 f"cannot reshape array of shape {tuple(a_shape)} (size {size}) into shape {shape} because "
@@ -243,15 +263,16 @@ def squeeze(a, axis=None):
         return a._numpy_function(squeeze, (a, axis), {})
     a = asarray(a)
     if axis is None:
+        if any(getattr(s, "traced", False) for s in a.shape):  # (a symbolic export's sizes; JAX's words)
+            raise ValueError("jnp.squeeze with axis=None is not supported with shape polymorphism")
         axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
     else:
         axes = normalize_axes(axis, a.ndim)
-        for ax in axes:
-            if a.shape[ax] != 1:
-                raise ValueError(
-                    f"cannot select an axis to squeeze out which has size not equal to one (axis {ax} of "
-                    f"shape {a.shape})"
-                )
+        if any(a.shape[ax] != 1 for ax in axes):
+            raise ValueError(  # (JAX's words)
+                "cannot select an axis to squeeze out which has size not equal to one, got "
+                f"shape={_shown(a.shape)} and dimensions={axes}"
+            )
     return st.squeeze(a, axes) if axes else a
 
 
@@ -445,6 +466,11 @@ def _split(ary, indices_or_sections, axis, strict):
     ary = asarray(ary)
     axis = normalize_axis(axis, ary.ndim)
     n = ary.shape[axis]
+    if getattr(indices_or_sections, "traced", False):  # (a symbolic export's size; JAX's words)
+        raise ValueError(
+            f"jax.numpy.{'split' if strict else 'array_split'} with a symbolic number of sections is not "
+            "supported"
+        )
     points = _split_points(n, indices_or_sections, strict)
     out = []
     for start, stop in zip(points[:-1], points[1:]):
@@ -559,6 +585,11 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """
     if isinstance(a, ExtendedArray):
         return a._numpy_function(repeat, (a, repeats, axis), {"total_repeat_length": total_repeat_length})
+    if total_repeat_length is not None and getattr(repeats, "traced", False):  # (JAX's words)
+        raise ValueError(
+            "jnp.repeat with a non-constant `repeats` is supported only when `total_repeat_length` is "
+            f"None. (repeats={repeats.expr} total_repeat_length={total_repeat_length})"
+        )
     a = asarray(a)
     if axis is None or a.ndim == 0:  # (JAX's repeat of a 0-d array is full([total], a): any axis)
         axis = 0 if axis is None else operator.index(axis) * 0

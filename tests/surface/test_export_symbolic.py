@@ -502,6 +502,11 @@ _COMPUTED_SIZES = {
     ),
     "permutation": (lambda L, x: L.random.permutation(L.random.key(0), x), "b", (3,)),
     "permutation_2d": (lambda L, x: L.random.permutation(L.random.key(0), x, axis=1), "3, b", (3, 4)),
+    "squeeze_none": (lambda L, x: L.numpy.squeeze(x), "b", (5,)),
+    "squeeze_error": (lambda L, x: L.numpy.squeeze(x, -1), "b0, b1", (3, 33)),
+    "repeat_total": (lambda L, x: L.numpy.repeat(x, x.shape[0], total_repeat_length=8), "b, 2", (3, 2)),
+    "split_sections": (lambda L, x: L.numpy.split(x, x.shape[0] // 2), "b + 4", (16,)),
+    "reshape_error": (lambda L, x: x.reshape([x.shape[0], -1, 3]), "b, 2, 4", (3, 2, 4)),
     "reduce_window_b": (
         lambda L, x: L.lax.reduce_window(x, np.float32(1), L.lax.min, (2, x.shape[0]), (1, 1), "VALID"),
         "b, 8",
@@ -532,7 +537,9 @@ def test_computed_result_sizes_and_symbolic_refusals_as_jax(case):
         assert got[1].split("'")[0] == want[1].split("'")[0]
 
 
-@pytest.mark.parametrize("inner, outer", [("3,4,3*a", "3,4,12"), ("3,4,12", "3,4,12"), ("3,a,a+8", "3,c+2,c+10")])
+@pytest.mark.parametrize(
+    "inner, outer", [("3,4,3*a", "3,4,12"), ("3,4,12", "3,4,12"), ("3,a,a+8", "3,c+2,c+10")]
+)
 @pytest.mark.parametrize("round_trip", [False, True])
 def test_uses_global_constants_of_an_export_calling_another_as_jax(inner, outer, round_trip):
     # export_test's test_poly_shape_checks_nested: a static export calling a symbolic one uses

@@ -983,3 +983,13 @@ def test_diagonal_weak_types_as_jax():
         for offset in (0, 1):
             got, want = fnp.diagonal(w, offset), jax.numpy.diagonal(jw, offset)
             assert (got.shape, got.weak_type) == (want.shape, want.weak_type), (shape, offset)
+
+
+@pytest.mark.parametrize("shape, axis", [((3, 1, 1), 0), ((2, 3), -1), ((1, 4), (0, 1))])
+def test_squeeze_refusal_in_jaxs_words(shape, axis):
+    jnp = pytest.importorskip("jax.numpy")
+    with pytest.raises(ValueError) as want:
+        jnp.squeeze(jnp.ones(shape), axis)
+    with pytest.raises(ValueError) as got:
+        fnp.squeeze(np.ones(shape), axis)
+    assert str(got.value) == str(want.value)
