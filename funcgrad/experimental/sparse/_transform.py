@@ -46,6 +46,7 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_multiply_dense,
     bcoo_reduce_sum,
     bcoo_reshape,
+    bcoo_sum_duplicates,
     bcoo_transpose,
 )
 from funcgrad.kernel import ir
@@ -94,7 +95,15 @@ def _densify(values):
     return [v.todense() if isinstance(v, BCOO) else v for v in values]
 
 
+# The zero-preserving elementwise primitives that commute with addition (JAX's
+# ``_zero_preserving_linear_unary_primitives``): applied to each stored value as it is. Any other
+# (sin, sqrt, integer_pow, ...) sums duplicated indices first: sin(a) + sin(b) is not sin(a + b).
+_LINEAR_ELEMENTWISE = frozenset({"conj", "copy", "copy_p", "imag", "neg", "real"})
+
+
 def _elementwise(x, eqn):
+    if not x.unique_indices and eqn.primitive.name not in _LINEAR_ELEMENTWISE:
+        x = bcoo_sum_duplicates(x, nse=x.nse)  # (nse kept, as JAX's: the same shapes under jit)
     return _same_data(x, eqn.primitive.bind(x.data, **eqn.params))
 
 

@@ -558,6 +558,17 @@ def test_sparsify_against_dense_and_jax(case):
     np.testing.assert_allclose(sparse.todense(jitted), want, atol=1e-12)
 
 
+@pytest.mark.parametrize("op", ["sin", "sqrt", "tanh", "square", "negative", "conj"])
+def test_sparsify_of_duplicated_indices_as_jax(op):
+    """An elementwise function that does not commute with addition sums duplicated indices first
+    (sin(1) + sin(4) stored at one index is not sin(5)); a linear one keeps them, as jax's."""
+    data, idx = np.array([1.0, 2.0, 4.0]), np.array([[2], [0], [2]])
+    got = sparse.sparsify(getattr(fnp, op))(BCOO((data, idx), shape=(3,)))
+    want = js.sparsify(getattr(jnp, op))(js.BCOO((data, idx), shape=(3,)))
+    np.testing.assert_allclose(got.todense(), want.todense(), rtol=1e-15)
+    np.testing.assert_array_equal(got.indices, want.indices)
+
+
 def test_sparsify_gradient_nested_jit_and_fallback():
     a = _dense((4, 3), seed=22)
     x, jx, v = BCOO.fromdense(a), _jfromdense(a), np.arange(3.0)
