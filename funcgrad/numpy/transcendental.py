@@ -558,11 +558,21 @@ def isfinite(x, /):
 
 
 def _all_true(x):
-    return constant(True, np.bool_, aval(x).shape)
+    return _filled_like(x, True)
 
 
 def _all_false(x):
-    return constant(False, np.bool_, aval(x).shape)
+    return _filled_like(x, False)
+
+
+def _filled_like(x, value):
+    # JAX's lax.full_like(x, value, dtype=bool) inside its jitted isfinite/isnan/isinf: traced under
+    # jit (a concrete constant left the program, so a sharding constraint on it placed one device:
+    # the sharded-program fuzzer's seed 17003), and, as a jitted result read from no argument, on
+    # one device eagerly whatever x's layout
+    from funcgrad.numpy.creation import full  # (creation imports this module)
+
+    return full(aval(x).shape, value, dtype=np.bool_)
 
 
 def isnan(x, /):

@@ -167,6 +167,12 @@ cases["in_shardings unused"] = [[type(o.sharding).__name__, o.committed] for o i
     jax.jit(lambda a, b: b * 2, in_shardings=(s_x8, None))(x8, 1.0),
     jax.jit(lambda a: a * 2, in_shardings=s_x8)(x8),
     jax.jit(lambda a: jnp.ones(3), in_shardings=s_x8, keep_unused=True)(x8))]
+# isfinite/isnan of integers is a constant of x's shape, traced as JAX's full_like: a sharding
+# constraint on it lays the jitted result out over the mesh; eagerly, laid out as x
+ints = np.arange(8, dtype=np.int32)
+wsc_rep = lambda a: jax.lax.with_sharding_constraint(a, NamedSharding(mesh2, P()))  # noqa: E731
+cases["isfinite of integers"] = [desc(jax.jit(lambda a: wsc_rep(f(a)))(ints)) for f in (
+    jnp.isfinite, jnp.isnan)] + [desc(jnp.isinf(jax.device_put(ints, s_x8)))]
 """
 
 ORACLE = (
@@ -196,7 +202,7 @@ def results():
                                   "shard_map no mesh", "donation layouts",
                                   "explicit concatenate", "shard_map rank errors",
                                   "unreduced einsum", "device_put cotangent",
-                                  "in_shardings unused"])  # fmt: skip
+                                  "in_shardings unused", "isfinite of integers"])  # fmt: skip
 def test_as_jax(results, case):
     got, want = results
     assert got[case] == want[case]
