@@ -18,6 +18,12 @@ table draws, for one or two operands ``a``, ``b``:
   are not the derivative, ``lax.cond``/``switch``/``while_loop``/``fori_loop``/``scan`` (reverse,
   unroll)/``lax.map`` around the function, ``stop_gradient``.
 
+The session-16 programs (``progx.*``) add linear algebra on well-conditioned matrices, fft forms,
+complex values and named checkpoints to the chain, and wrap it in holomorphic derivatives,
+hessians/jacobians of two inputs with pytree outputs, linearize/vjp applied twice, jit with
+static and donated arguments, checkpoint policies of names, scans of length 0 or without xs,
+while loops under jvp and under vmap with a batched predicate.
+
 The wide programs (``progw.*``, session 15; the ``prog.*`` draws are as before) go where a hidden
 generator would: chains of 3-12 steps that may end in a join of two earlier values (DAGs),
 reductions with ``where=``/``initial=``/axis tuples, dtype changes mid-chain (``bitcast_convert_type``,
@@ -168,6 +174,48 @@ _WIDE_WHERE = [
 ]  # fmt: skip
 _WIDE_JOIN = ["X + Y", "X * Y", "np.maximum(X, Y)", "_pack(T, np, (X, Y))", "np.where(X > Y, X, Y)"]
 
+# The programs of session 16 (progx.* only): linear algebra on well-conditioned matrices built from
+# a value (_matrix3: symmetric positive definite, smooth in every element), fft forms, complex
+# values through the chain, and named checkpoints; wrapped (_X_WRAPS) in holomorphic derivatives,
+# hessians/jacobians of several inputs with pytree outputs, linearize/vjp called twice, jit with
+# static and donated arguments, checkpoint policies of names, scans of length 0 or without xs
+# (reverse, unroll), while loops under jvp and under vmap with a batched predicate.
+_X_LINALG = [
+    "np.linalg.solve(_matrix3(np, X), _signal(np, Y, 3))", "np.linalg.cholesky(_matrix3(np, X))",
+    "np.linalg.qr(_matrix3(np, X))[1]", "np.linalg.eigh(_matrix3(np, X))[0]",
+    "np.linalg.svd(_matrix3(np, X), compute_uv=False)", "np.linalg.det(_matrix3(np, X))",
+    "np.linalg.slogdet(_matrix3(np, X))[1]", "np.linalg.inv(_matrix3(np, X))",
+    "np.linalg.eigvalsh(_matrix3(np, X))", "np.linalg.pinv(_matrix3(np, X))",
+    "np.linalg.matrix_power(_matrix3(np, X), 3)", "np.linalg.solve(_matrix3(np, X), _matrix3(np, Y))",
+    "np.linalg.qr(_matrix3(np, X))[0] @ np.linalg.qr(_matrix3(np, X))[1]",
+    "np.linalg.norm(_matrix3(np, X), ord='fro')", "np.linalg.cond(_matrix3(np, X))",
+    "np.linalg.matrix_rank(_matrix3(np, X))", "np.trace(np.linalg.inv(_matrix3(np, X)) @ _matrix3(np, Y))",
+    "np.linalg.svd(_matrix3(np, X))[1]", "np.linalg.eigvals(_matrix3(np, X)).real",
+]  # fmt: skip
+_X_FFT = [
+    "np.fft.fft(X)", "np.fft.ifft(X)", "np.fft.rfft(np.real(X))", "np.fft.irfft(X)", "np.fft.fftn(X)",
+    "np.fft.fft2(np.atleast_2d(X))", "np.fft.fftshift(X)", "np.abs(np.fft.fft(X, n=4))",
+    "np.fft.rfft(_signal(np, X, 6), norm='ortho')", "np.fft.hfft(X)", "np.fft.ifftn(X, norm='forward')",
+    "np.real(np.fft.ifft(np.fft.fft(X)))",
+]  # fmt: skip
+_X_COMPLEX = [
+    "X * (1 + 2j)", "np.exp(1j * X)", "np.conj(X) * X", "np.abs(X + 1j)", "np.real(np.log(X + 0.5j))",
+    "np.angle(X * 1j + 1)", "np.sqrt(X.astype(np.complex64))", "np.imag(np.sin(X * (1 + 1j)))",
+    "lax.complex(np.real(X).astype(np.float32), np.real(Y).astype(np.float32))", "X * np.conj(Y)",
+    "np.tanh(X.astype(np.complex128))", "np.real(X) + np.imag(Y)", "X ** (0.5 + 0.5j)",
+    "T.ad_checkpoint.checkpoint_name(np.sin(X), 'n0') * X",
+]  # fmt: skip
+_X_POLICIES = [
+    "save_only_these_names('n0')", "save_any_names_but_these('n0')", "everything_saveable",
+    "save_from_both_policies(T.checkpoint_policies.dots_saveable, T.checkpoint_policies.nothing_saveable)",
+    "save_anything_except_these_names('n0')", "checkpoint_dots",
+]  # fmt: skip
+_X_WRAPS = [
+    "holomorphic", "jac_holomorphic", "hessian_multi", "jacrev_tree", "jacfwd_tree", "linearize_twice",
+    "vjp_twice", "jit_static", "jit_donate", "checkpoint_names", "scan_len0", "scan_noxs", "while_jvp",
+    "while_vmap", "custom_jvp", "custom_vjp", "jit", "vmap", "grad",
+]  # fmt: skip
+
 
 @dataclasses.dataclass(frozen=True)
 class _ProgOp(Op):
@@ -194,6 +242,16 @@ def _ok(expr: str, avals) -> tuple | None:
 
 
 def _chain_step(draw, names, wide=False):
+    if wide == "x":
+        pool = draw(
+            st.sampled_from(["u", "cast", "b", "bs", "r", "shape", "at", "xl", "xl", "xf", "xc", "xc"])
+        )
+        if pool in ("xl", "xf", "xc"):
+            x = draw(st.sampled_from(names[-2:] + names))
+            y = draw(st.sampled_from(names[-2:] + names))
+            table = {"xl": _X_LINALG, "xf": _X_FFT, "xc": _X_COMPLEX}[pool]
+            return draw(st.sampled_from(table)).replace("X", x).replace("Y", y)
+        wide = False
     if wide:
         pool = draw(
             st.sampled_from(["u", "cast", "b", "bs", "r", "shape", "at", "wr", "wd", "wi", "w0", "ww"])
@@ -242,10 +300,10 @@ def _chain(draw, call, avals, wide=False):
     """A function text ``(lambda a, b: (t0 := ..., ...)[-1])`` of 3-8 steps valid on ``avals`` (wide:
     3-12 steps, ending at times in a join of two earlier values, so the program is a DAG)."""
     names, steps = ["a", "b"], []
-    n = draw(st.integers(3, 12 if wide else 8))
+    n = draw(st.integers(3, 12 if wide is True else 8))
     for i in range(n):
         for _attempt in range(5):
-            if wide and i == n - 1 and len(names) > 3 and draw(st.booleans()):
+            if wide is True and i == n - 1 and len(names) > 3 and draw(st.booleans()):
                 x, y = draw(st.sampled_from(names[2:])), draw(st.sampled_from(names[2:-1]))
                 step = draw(st.sampled_from(_WIDE_JOIN)).replace("X", x).replace("Y", y)
             else:
@@ -283,10 +341,12 @@ def _wrap(draw, f, wide=False):
         "jit", "jit", "checkpoint", "grad", "grad_argnums", "grad_aux", "grad_dict", "value_and_grad",
         "jvp", "jvp2", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "vmap", "vmap_tree", "custom_jvp",
         "custom_vjp", "cond", "switch", "fori", "while", "scan", "map", "stop_gradient",
-    ] + (_WIDE_WRAPS * 2 if wide else [])))  # fmt: skip
+    ] + (_WIDE_WRAPS * 2 if wide is True else []) + (_X_WRAPS * 3 if wide == "x" else [])))  # fmt: skip
     s = f"_scalar(T, np, {f}(a, b))"
     if w in _WIDE_WRAPS:
         return _wide_wrap(draw, w, f, s)
+    if w in _X_WRAPS and w not in ("custom_jvp", "custom_vjp", "jit", "vmap", "grad"):
+        return _x_wrap(draw, w, f, s)
     if w == "jit":
         return f"T.jit({f})"
     if w == "checkpoint":
@@ -416,6 +476,77 @@ def _wide_wrap(draw, w, f, s):
     )
 
 
+def _x_wrap(draw, w, f, s):
+    n = draw(st.sampled_from([0, 1, 2, 3]))
+    if w == "holomorphic":  # complex in, complex out: grad(holomorphic=True)
+        return (
+            f"(lambda a, b: T.grad(lambda z: np.sum(np.asarray({f}(z, b), np.complex64)), holomorphic=True)"
+            f"(np.asarray(a, np.complex64)))"
+        )
+    if w == "jac_holomorphic":
+        j = draw(st.sampled_from(["jacfwd", "jacrev"]))
+        return (
+            f"(lambda a, b: T.{j}(lambda z: np.asarray({f}(z, b), np.complex64), holomorphic=True)"
+            f"(np.asarray(a, np.complex64)))"
+        )
+    if w == "hessian_multi":  # a pytree of pytrees over two inputs
+        return f"(lambda a, b: _pack(T, np, T.hessian(lambda a, b: {s}, argnums=(0, 1))(a, b)))"
+    if w in ("jacrev_tree", "jacfwd_tree"):  # several inputs, a dict/tuple output with a None leaf
+        j = w.split("_")[0]
+        argnums = draw(st.sampled_from(["(0, 1)", "(1, 0)", "0"]))
+        return (
+            f"(lambda a, b: _pack(T, np, T.{j}(lambda a, b: {{'o': {f}(a, b), 'p': ({s}, None)}}, "
+            f"argnums={argnums})(a, b)))"
+        )
+    if w == "linearize_twice":  # the linear function applied twice (and once more, transposed)
+        return (
+            f"(lambda a, b: (lambda o, lin: _pack(T, np, (o, lin(_probe(np, a)), lin(_probe(np, a) * 2))))"
+            f"(*T.linearize(lambda a: {f}(a, b), a)))"
+        )
+    if w == "vjp_twice":
+        return (
+            f"(lambda a, b: (lambda o, pb: _pack(T, np, (pb(_probe(np, o)), pb(_probe(np, o) * 2))))"
+            f"(*T.vjp({f}, a, b)))"
+        )
+    if w == "jit_static":
+        k = draw(st.sampled_from(["2", "-1", "0.5", "True", "(1, 2)"]))
+        return (
+            f"(lambda a, b: T.jit(lambda k, a, b: {f}(a, b) if k else {f}(b, a), static_argnums=0)"
+            f"({k}, a, b))"
+        )
+    if w == "jit_donate":  # a donated copy of a (donation of a traced value is ignored, as JAX's)
+        return f"(lambda a, b: T.jit({f}, donate_argnums=(0,))(np.array(a, copy=True), b))"
+    if w == "checkpoint_names":
+        p = draw(st.sampled_from(_X_POLICIES))
+        return (
+            f"T.checkpoint(lambda a, b: {f}(T.ad_checkpoint.checkpoint_name(a * 1, 'n0'), b), "
+            f"policy=T.checkpoint_policies.{p})"
+        )
+    if w == "scan_len0":  # no iterations: the carry as given, ys empty
+        k = draw(st.sampled_from([0, 1]))
+        return (
+            f"(lambda a, b: lax.scan(lambda c, x: (c + {f}(x, b), {f}(x, b)), {f}(a, b), "
+            f"np.stack([a, a])[:0], reverse={draw(st.booleans())})[{k}])"
+        )
+    if w == "scan_noxs":
+        unroll = draw(st.sampled_from(["1", "2", "True", "3"]))
+        return (
+            f"(lambda a, b: _pack(T, np, lax.scan(lambda c, _: (c * 0.5 + {f}(a, b), c), {f}(a, b), None, "
+            f"length={n}, reverse={draw(st.booleans())}, unroll={unroll})))"
+        )
+    if w == "while_jvp":  # a while loop inside jvp: its tangent carried through the iterations
+        return (
+            f"(lambda a, b: _pack(T, np, T.jvp(lambda a: lax.while_loop(lambda c: c[0] < {n}, "
+            f"lambda c: (c[0] + 1, c[1] * 0.5 + {f}(a, b)), (0, {f}(a, b)))[1], (a,), (_probe(np, a),))))"
+        )
+    m = draw(st.sampled_from([1, 2, 3]))
+    return (  # while_vmap: the predicate reads the batched carry, so it is batched too
+        f"(lambda a, b: T.vmap(lambda a, b: lax.while_loop(lambda c: (c[0] < {n + 1}) & "
+        f"(np.sum(np.abs(np.real(c[1]))) < 1e3), lambda c: (c[0] + 1, c[1] * 0.5 + {f}(a, b)), "
+        f"(0, {f}(a, b)))[1])(_batch(np, a, 0, {m}), _batch(np, b, 0, {m})))"
+    )
+
+
 def _program(arity, wide=False):
     def drawn(avals):
         @st.composite
@@ -442,4 +573,6 @@ PROG: list[Op] = [
     _ProgOp("prog.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2)),
     _ProgOp("progw.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide=True)),
     _ProgOp("progw.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide=True)),
+    _ProgOp("progx.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="x")),
+    _ProgOp("progx.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="x")),
 ]
