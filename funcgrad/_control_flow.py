@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -180,7 +181,15 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
     return _bind_cond(index, branches, operands, names, "switch")
 
 
+def _hi_values_lowered(funs, tree):
+    """``funcgrad._ref_scopes.hi_values_lowered`` (a module above this one, loaded by then)."""
+    scopes = sys.modules.get("funcgrad._ref_scopes")
+    return (funs, tree) if scopes is None else scopes.hi_values_lowered(funs, tree)
+
+
 def _bind_cond(index, branches, operands, names, what):
+    # (immutable high-level operands as their low-level values: hijax_test's tuples and boxes)
+    branches, operands = _hi_values_lowered(branches, operands)
     state = state_module()
     if state is not None and any(is_state(x) for x in tu.tree_leaves(operands)):
         branches, operands = state.held_cond_operands(branches, operands, what)
@@ -325,6 +334,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     """
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    # (immutable high-level values in the carry as their low-level values: hijax_test's QArray)
+    (cond_fun, body_fun), init_val = _hi_values_lowered((cond_fun, body_fun), init_val)
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     if jit_disabled():
@@ -617,6 +628,12 @@ def scan(
     """
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
+    # (immutable high-level values in the carry or xs as their low-level values, each step's
+    # raised back for ``f``: hijax_test's tuples)
+    (f,), (init, xs2) = _hi_values_lowered((f,), (init, xs))
+    if xs2 is not xs and length is None and _hi_values_lowered((), xs)[1] is not xs:
+        raise ValueError("must provide `length` to `scan`")  # (JAX's, for high-level xs)
+    xs = xs2
     xs_flat, xs_tree = tu.tree_flatten(xs)
     xs_avals = [x.aval if is_state(x) else core.get_aval(x) for x in xs_flat]
     paths = leaf_paths(xs_tree)

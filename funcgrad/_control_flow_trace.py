@@ -208,10 +208,12 @@ def leaf_paths(tree_def) -> list[str]:
 
 def subtrees(out_tree, out_avals):
     """Split the tree of a ``(carry, y)`` pair (JAX's error for another output, with its types)."""
-    pair = tu.tree_unflatten(out_tree, builtins.range(out_tree.num_leaves))
-    if not isinstance(pair, tuple | list) or len(pair) != 2:
+    # (split by the tree's nodes: a high-level value's node raises its leaves when unflattened)
+    node = out_tree.node_data()
+    kids = out_tree.children()
+    if node is None or not issubclass(node[0], tuple | list) or len(kids) != 2:
         raise TypeError(f"scan body output must be a pair, got {tu.tree_unflatten(out_tree, out_avals)}.")
-    return tu.tree_structure(pair[0]), tu.tree_structure(pair[1])
+    return kids[0], kids[1]
 
 
 def _convert_init(x, dtype, weak: bool):

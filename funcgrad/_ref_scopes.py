@@ -13,6 +13,7 @@ class: this module does not import ``funcgrad.ref``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import weakref
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "discover_state",
     "is_stateful_arg",
     "lift",
+    "hi_values_lowered",
     "lower_hi_values",
     "note_made_boxes",
     "lift_box",
@@ -110,6 +112,28 @@ def lower_hi_values(tree):
         return _HiValue(aval, list(aval.lower_val(x)))
 
     return tu.tree_map(lower, tree, is_leaf=lambda x: type(x) in HITYPES)
+
+
+def hi_values_lowered(funs, tree):
+    """``(funs, tree)`` for a control-flow operation given immutable high-level values among its
+    operands ``tree``: each operand of them as its low-level values, raised back for the functions
+    ``funs``, whose high-level results go out as their low-level values (as ``jit``'s boundary,
+    ``lower_hi_values``). Without such operands both come back as they are (the functions keep
+    their identity: the control-flow trace cache knows them)."""
+    if not HITYPES or not any(
+        type(x) in HITYPES and box_type(x) is None
+        for x in tu.tree_leaves(tree, is_leaf=lambda x: type(x) in HITYPES)
+    ):
+        return funs, tree
+
+    def lowering(fun):
+        @functools.wraps(fun)
+        def fun_lowered(*args, **kwargs):
+            return lower_hi_values(fun(*args, **kwargs))
+
+        return fun_lowered
+
+    return [lowering(f) for f in funs], lower_hi_values(tree)
 
 
 def box_type(x):

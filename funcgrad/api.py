@@ -58,7 +58,7 @@ from funcgrad._autodiff import (
     vjp,
 )
 from funcgrad._ref_errors import refuse_returned_refs
-from funcgrad._ref_scopes import HITYPES, is_stateful_arg, trace_stateful
+from funcgrad._ref_scopes import HITYPES, is_stateful_arg, lower_hi_values, trace_stateful
 from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from funcgrad._shardings import PartitionSpec, Sharding
 from funcgrad._vmap import vmap
@@ -322,6 +322,8 @@ def make_jaxpr(
         nums = tuple(i for i in range(len(args)) if i not in statics)
         dyn = tuple(args[i] for i in nums)
         f = partial_over(fun, args, kwargs, nums)
+        if HITYPES:  # (immutable high-level values as their low-level values, as jit's)
+            dyn, f = lower_hi_values(dyn), _lowering_results(f)
         flat_in, in_tree = tu.tree_flatten(dyn)
         flat_in = [abstract_ref(x) for x in flat_in]  # (ShapeDtypeStruct(is_ref=True): a Ref)
         names = named_arg_paths(fun, dyn, nums)
@@ -353,6 +355,11 @@ def make_jaxpr(
         if isinstance(getattr(fun, attr, None), str):
             setattr(make, attr, f"make_jaxpr({getattr(fun, attr)})")
     return make
+
+
+def _lowering_results(f):
+    """``f`` whose immutable high-level results go out as their low-level values."""
+    return lambda *args, **kwargs: lower_hi_values(f(*args, **kwargs))
 
 
 def _with_ref_effects(closed: ir.ClosedJaxpr, plan, flat_in: list) -> ir.ClosedJaxpr:

@@ -13,11 +13,14 @@ arrays), so nothing high-level reaches a jaxpr. A value of a registered class wh
 quasi-dynamic data (``has_qdd``) passed to a jitted function, or closed over by one, is state, read
 before and written back after the call (NOTE: [mutable high-level values] in funcgrad/ref.py); one a
 scan body touches is carried through the loop (NOTE: [state in loop bodies]). What does not: such
-values as arguments under grad/vmap/scan (they are not pytrees; those transformations refuse them
-as non-array arguments). A ``VJPHiPrimitive`` is called as a ``custom_vjp`` of its ``expand``
-whose rules are its ``vjp_fwd`` and ``vjp_bwd_retval`` (or ``vjp_bwd``'s accumulators), or,
-where it defines ``jvp``, a ``custom_jvp`` of it with that rule; its ``batch`` and ``transpose``
-rules are not used (vmap batches ``expand``).
+values as arguments under grad/vmap (they are not pytrees; those transformations refuse them as
+non-array arguments). An immutable high-level value (no quasi-dynamic data) crosses ``jit``,
+``make_jaxpr``, ``grad``'s arguments and ``scan``/``while_loop``/``cond`` operands as its
+low-level values (``lower_val``), raised back (``raise_val``) on the other side. A
+``VJPHiPrimitive`` is called as a ``custom_vjp`` of its ``expand`` whose rules are its ``vjp_fwd``
+and ``vjp_bwd_retval`` (or ``vjp_bwd``'s accumulators), or, where it defines ``jvp``, a
+``custom_jvp`` of it with that rule, over the low-level values of its high-level arguments and
+results; its ``batch`` and ``transpose`` rules are not used (vmap batches ``expand``).
 
 >>> class Counter:
 ...     def __init__(self, n): self.n = n
@@ -29,7 +32,7 @@ rules are not used (vmap batches ``expand``).
 
 from __future__ import annotations
 
-from funcgrad._ref_scopes import HITYPES, lift_box, note_made_boxes
+from funcgrad._ref_scopes import HITYPES, lift_box, lower_hi_values, note_made_boxes
 from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from funcgrad.kernel import core as _core
@@ -252,6 +255,8 @@ class VJPHiPrimitive:
 
     def __call__(self, *args):
         prim = self
+        if any(getattr(a, "is_high", False) for a in (*self.in_avals_flat, *self.out_avals_flat)):
+            return self._call_lowered(args)
 
         def call(*args):
             return prim.expand(*args)
@@ -296,6 +301,67 @@ class VJPHiPrimitive:
         op = custom_vjp(call)
         op.defvjp(fwd, bwd, symbolic_zeros=True)
         return op(*args)
+
+    def _call_lowered(self, args: tuple):
+        """A call taking or giving high-level values (a ``MakeTup``'s tuple): the custom rule is
+        over their low-level values (``lower_val``), each rule seeing them raised (``raise_val``)
+        again, as funcgrad's ``jit`` passes such values (``_ref_scopes.lower_hi_values``)."""
+        prim, kind = self, type(self)
+        arg_trees = [tu.tree_structure(lower_hi_values(a)) for a in args]
+        lo_args, in_tree = tu.tree_flatten(lower_hi_values(tuple(args)))
+        out_tree_box: list = []
+
+        def lowered(out) -> list:
+            leaves, tree = tu.tree_flatten(lower_hi_values(out))
+            out_tree_box[:] = [tree]
+            return leaves
+
+        def call(*lo):
+            return lowered(prim.expand(*tu.tree_unflatten(in_tree, lo)))
+
+        forward = kind.jvp is not VJPHiPrimitive.jvp or (
+            kind.lin is not VJPHiPrimitive.lin and kind.vjp_fwd is VJPHiPrimitive.vjp_fwd
+        )
+        if forward:  # (as the call of arrays' own route below)
+            op = custom_jvp(call)
+
+            def rule(primals, tangents):
+                out, t_out = prim._forward(
+                    tuple(tu.tree_unflatten(in_tree, primals)), tuple(tu.tree_unflatten(in_tree, tangents))
+                )
+                t_leaves = tu.tree_leaves(lower_hi_values(t_out))
+                return lowered(out), t_leaves
+
+            op.defjvp(rule)
+            out = op(*lo_args)
+            return tu.tree_unflatten(out_tree_box[-1], out)
+
+        def fwd(*lo):
+            values = tu.tree_unflatten(in_tree, [p.value for p in lo])
+            flags = iter([bool(p.perturbed) for p in lo])
+            nzs = [any(next(flags) for _ in range(t.num_leaves)) for t in arg_trees]
+            out, res = prim.vjp_fwd(nzs, *values)
+            return lowered(out), (res, nzs)
+
+        def bwd(res_nzs, ct_leaves):
+            res, nzs = res_nzs
+            ct_leaves = [c.instantiate() if isinstance(c, SymbolicZero) else c for c in ct_leaves]
+            ct = tu.tree_unflatten(out_tree_box[-1], ct_leaves)
+            if kind.vjp_bwd is VJPHiPrimitive.vjp_bwd:
+                grads = tuple(prim.vjp_bwd_retval(res, ct))
+            else:
+                accums = [_Accum() if nz else _NullAccum() for nz in nzs]
+                prim.vjp_bwd(res, ct, *accums)
+                grads = tuple(acc.value for acc in accums)
+            flat = []
+            for g, tree in zip(grads, arg_trees):  # (None: a zero cotangent of each leaf)
+                flat.extend([None] * tree.num_leaves if g is None else tu.tree_leaves(lower_hi_values(g)))
+            return tuple(flat)
+
+        op = custom_vjp(call)
+        op.defvjp(fwd, bwd, symbolic_zeros=True)
+        out = op(*lo_args)
+        return tu.tree_unflatten(out_tree_box[-1], out)
 
     def _forward(self, primals: tuple, tangents: tuple):
         if type(self).jvp is not VJPHiPrimitive.jvp:

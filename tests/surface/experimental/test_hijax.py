@@ -430,3 +430,119 @@ def test_grad_of_an_immutable_high_level_argument_is_raised_from_its_parts():
     hijax.register_hitype(Pair, lambda p: PairTy())
     g = funcgrad.grad(lambda p, c: p.a**2 + 3.0 * p.b + c)(Pair(np.float32(2.0), np.float32(5.0)), 1.0)
     assert type(g) is Pair and (float(g.a), float(g.b)) == (4.0, 3.0)
+
+
+def _tuple_type(lib, hx, spec_base):
+    """hijax_test's tuple type: ``HiTup`` values, ``TupTy`` types, ``MakeTup``/``GetTupElt``
+    VJPHiPrimitives (a high-level result, a high-level argument)."""
+
+    class HiTup:
+        def __init__(self, elts):
+            self.elts = tuple(elts)
+
+    class TupSpec(spec_base):
+        def __init__(self, val):
+            self.val = val
+
+    class TupTy(hx.HiType):
+        def __init__(self, tys):
+            self.tys = tuple(tys)
+
+        def __eq__(self, other):
+            return type(other) is TupTy and self.tys == other.tys
+
+        def __hash__(self):
+            return hash(self.tys)
+
+        def lo_ty(self):
+            return list(self.tys)
+
+        def lower_val(self, t):
+            return list(t.elts)
+
+        def raise_val(self, *elts):
+            return HiTup(elts)
+
+        def to_tangent_aval(self):
+            return TupTy(ty.to_tangent_aval() for ty in self.tys)
+
+        def normalize(self):
+            return TupTy(ty.normalize() for ty in self.tys)
+
+        def dec_rank(self, size, spec):
+            return TupTy(ty.dec_rank(size, s) for ty, s in zip(self.tys, spec.val))
+
+        def inc_rank(self, size, spec):
+            return TupTy(ty.inc_rank(size, 0) for ty in self.tys)
+
+        def leading_axis_spec(self):
+            return TupSpec(tuple(ty.leading_axis_spec() for ty in self.tys))
+
+    hx.register_hitype(HiTup, lambda t: TupTy(map(lib.typeof, t.elts)))
+
+    class MakeTup(hx.VJPHiPrimitive):
+        def __init__(self, in_avals):
+            self.in_avals, self.out_aval, self.params = tuple(in_avals), TupTy(in_avals), {}
+            super().__init__()
+
+        def expand(self, *elts):
+            return HiTup(elts)
+
+        def jvp(self, primals, tangents):
+            return make(*primals), make(*map(hx.instantiate_zeros, tangents))
+
+    class GetTupElt(hx.VJPHiPrimitive):
+        def __init__(self, in_aval, idx):
+            self.in_avals, self.out_aval, self.params = (in_aval,), in_aval.tys[idx], {"idx": idx}
+            super().__init__()
+
+        def expand(self, tup):
+            return tup.elts[self.idx]
+
+        def jvp(self, primals, tangents):
+            return get(primals[0], self.idx), get(tangents[0], self.idx)
+
+    def make(*elts):
+        return MakeTup([lib.typeof(e) for e in elts])(*elts)
+
+    def get(tup, idx):
+        return GetTupElt(lib.typeof(tup), idx)(tup)
+
+    return make, get
+
+
+def test_immutable_high_level_values_through_control_flow_as_jax():
+    # hijax_test test_tuple_basic/test_tuple_scan/test_while_loop: a VJPHiPrimitive making or
+    # taking a high-level value, and such values as scan's xs and ys (JAX asks for `length`) and
+    # a while_loop's carry (funcgrad refused them as non-arrays); make_jaxpr of such a function.
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import MappingSpec
+    from jax.experimental import hijax as jhijax
+
+    seen = {}
+    for lib, hx, spec_base in ((funcgrad, hijax, object), (jax, jhijax, MappingSpec)):
+        seen[lib] = _control_flow_row(lib, hx, spec_base)
+    assert seen[funcgrad] == seen[jax]
+
+
+def _control_flow_row(lib, hx, spec_base) -> list:
+    make, get = _tuple_type(lib, hx, spec_base)
+    row = [float(get(make(1.0, 2.0), 1)), float(lib.jit(lambda: get(make(1.0, 2.0), 0))())]
+    tup = make(np.arange(3.0, dtype=np.float32), np.arange(12.0, dtype=np.float32).reshape(3, 4))
+
+    def body(c, x):
+        return c + get(x, 0), make(get(x, 0) + 1, get(x, 1) * 2)
+
+    with pytest.raises(ValueError, match="must provide `length` to `scan`"):
+        lib.lax.scan(body, np.float32(0), tup)
+    scan = lambda t: lib.lax.scan(body, np.float32(0), t, length=3)  # noqa: E731
+    for run in (scan, lib.jit(scan)):
+        c, ys = run(tup)
+        row += [float(c), np.asarray(get(ys, 0)).tolist(), np.asarray(get(ys, 1)).tolist()]
+    pair = make(np.float32(1.0), np.float32(3.0))
+    step = lambda ic: (ic[0] + 1, make(get(ic[1], 1), get(ic[1], 0) * 2))  # noqa: E731
+    n, out = lib.lax.while_loop(lambda ic: ic[0] < 3, step, (0, pair))
+    row += [int(n), float(get(out, 0)), float(get(out, 1))]
+    lib.make_jaxpr(lambda t: lib.lax.while_loop(lambda ic: ic[0] < 3, step, (0, t)))(pair)
+    row += [float(lib.jvp(lambda x: get(make(x, 2 * x), 1), (1.0,), (1.0,))[1])]
+    return row
