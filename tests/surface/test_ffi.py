@@ -211,6 +211,31 @@ def test_lowered_calls_as_jax():
             lib.grad(lambda v, f=f: f(v).sum())(x)
 
 
+def test_control_deps_as_jax():
+    """jax.experimental.control_deps: XLA control dependencies through the ``control_dep`` custom
+    call, in the compiled program as jax's, values unchanged."""
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    from jax.experimental import control_deps as jcd
+
+    from funcgrad.experimental import control_deps as fcd
+
+    def program(np_mod, cd):
+        def f(x, y):
+            a, b = np_mod.sin(x @ x), np_mod.cos(y @ y)
+            cd.schedule([b, a])
+            return a + b
+
+        return f
+
+    x = np.ones((5, 5), np.float32)
+    for lib, np_mod, cd in ((funcgrad, fnp, fcd), (jax, jax.numpy, jcd)):
+        hlo = lib.jit(program(np_mod, cd)).lower(x, x).as_text(dialect="hlo")
+        assert 'custom_call_target="control_dep"' in hlo
+    np.testing.assert_allclose(
+        funcgrad.jit(program(fnp, fcd))(x, x), jax.jit(program(jax.numpy, jcd))(x, x), rtol=1e-6
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # The C++ kernel
 
