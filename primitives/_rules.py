@@ -178,6 +178,25 @@ def move_to_front(x, dim: int | None):
     return hooks.moveaxis(x, dim, 0)
 
 
+def front_batch(primitive: Primitive, *dim_params: str) -> Callable:
+    """The batch rule of a primitive of one operand whose batch dimension can simply go first:
+    each parameter named in ``dim_params`` (a dimension, or a tuple of them) moves up by one.
+
+    >>> from funcgrad.primitives.structure import squeeze_p
+    >>> front_batch(squeeze_p, "dimensions")(3, [np.ones((1, 3))], [1], dimensions=(0,))[0].shape
+    (3,)
+    """
+
+    def batch(axis_size, vals, dims, **params):
+        for name in dim_params:
+            d = params[name]
+            params[name] = tuple(i + 1 for i in d) if isinstance(d, tuple) else d + 1
+        return primitive.bind(move_to_front(vals[0], dims[0]), **params), 0
+
+    batch.__name__ = f"{primitive.name}_batch"
+    return batch
+
+
 def to_front(x, dim: int | None, axis_size: int):
     """``x`` with its batch dimension first (created by broadcasting if ``x`` is unbatched)."""
     if dim is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from funcgrad.primitives._rules import aval_of, move_to_front
+from funcgrad.primitives._rules import aval_of, front_batch
 from funcgrad.primitives.elementwise.arithmetic import convert_element_type
 
 from funcgrad.kernel import dtypes as _dt
@@ -71,15 +71,10 @@ def _impl(x, *, new_dtype):
     return out.reshape(x.shape)  # (a 0-d operand keeps its shape: viewed as one element above)
 
 
-def _batch(axis_size, vals, dims, *, new_dtype):
-    x = move_to_front(vals[0], dims[0])
-    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), 0
-
-
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 bitcast_convert_type_p.def_impl(_impl)
 bitcast_convert_type_p.def_abstract_eval(_abstract_eval)
-bitcast_convert_type_p.def_batch(_batch)
+bitcast_convert_type_p.def_batch(front_batch(bitcast_convert_type_p))
 defjvp_zero(bitcast_convert_type_p)
 
 

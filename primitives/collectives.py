@@ -34,7 +34,7 @@ import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, move_to_front, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, front_batch, to_front
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, linear_taylor
@@ -282,11 +282,6 @@ def _all_gather_axis_rule(axis_size, name, vals, dims, *, axis_name, axis, tiled
     return (_merge(y, axis) if tiled else y), None
 
 
-def _all_gather_batch(axis_size, vals, dims, *, axis, **params):
-    x = move_to_front(vals[0], dims[0])
-    return all_gather_p.bind(x, axis=axis + 1, **params), 0
-
-
 all_gather_p = Primitive("all_gather")
 all_gather_p.def_impl(_unbound_impl("all_gather"))
 all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
@@ -294,7 +289,7 @@ deflinear(
     all_gather_p,
     lambda ct, x, *, axis, **params: [psum_scatter_p.bind(ct, scatter_dimension=axis, **params)],
 )
-all_gather_p.def_batch(_all_gather_batch)
+all_gather_p.def_batch(front_batch(all_gather_p, "axis"))
 all_gather_p.def_traits(collective_batch=_all_gather_axis_rule)
 all_gather_p.def_taylor(linear_taylor(all_gather_p))  # (linear in its inexact operands)
 
@@ -342,11 +337,6 @@ def _psum_scatter_axis_rule(
     return total, s
 
 
-def _psum_scatter_batch(axis_size, vals, dims, *, scatter_dimension, **params):
-    x = move_to_front(vals[0], dims[0])
-    return psum_scatter_p.bind(x, scatter_dimension=scatter_dimension + 1, **params), 0
-
-
 psum_scatter_p = Primitive("psum_scatter")
 psum_scatter_p.def_impl(_unbound_impl("psum_scatter"))
 psum_scatter_p.def_abstract_eval(_psum_scatter_abstract_eval)
@@ -354,7 +344,7 @@ deflinear(
     psum_scatter_p,
     lambda ct, x, *, scatter_dimension, **params: [all_gather_p.bind(ct, axis=scatter_dimension, **params)],
 )
-psum_scatter_p.def_batch(_psum_scatter_batch)
+psum_scatter_p.def_batch(front_batch(psum_scatter_p, "scatter_dimension"))
 psum_scatter_p.def_traits(collective_batch=_psum_scatter_axis_rule)
 psum_scatter_p.def_taylor(linear_taylor(psum_scatter_p))  # (linear in its inexact operands)
 
@@ -439,12 +429,6 @@ def _all_to_all_names(x, names, split_axis, concat_axis, tiled):
     return _merge(st.moveaxis(y, s, concat_axis), concat_axis)  # sources' blocks along concat_axis
 
 
-def _all_to_all_batch(axis_size, vals, dims, *, split_axis, concat_axis, **params):
-    x = move_to_front(vals[0], dims[0])
-    out = all_to_all_p.bind(x, split_axis=split_axis + 1, concat_axis=concat_axis + 1, **params)
-    return out, 0
-
-
 all_to_all_p = Primitive("all_to_all")
 all_to_all_p.def_impl(_unbound_impl("all_to_all"))
 all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
@@ -454,7 +438,7 @@ deflinear(
         all_to_all_p.bind(ct, split_axis=concat_axis, concat_axis=split_axis, **params)
     ],
 )
-all_to_all_p.def_batch(_all_to_all_batch)
+all_to_all_p.def_batch(front_batch(all_to_all_p, "split_axis", "concat_axis"))
 all_to_all_p.def_traits(collective_batch=_all_to_all_axis_rule)
 all_to_all_p.def_taylor(linear_taylor(all_to_all_p))  # (linear in its inexact operands)
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import aval_of, move_to_front
+from funcgrad.primitives._rules import aval_of, front_batch
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import deflinear
@@ -139,16 +139,11 @@ def _fft_transpose(ct, x, *, fft_type, fft_lengths):
     return [fft(ct, fft_type, fft_lengths)]
 
 
-def _fft_batch(axis_size, vals, dims, *, fft_type, fft_lengths):
-    # The transform acts on trailing axes: the batch axis goes first.
-    return fft_p.bind(move_to_front(vals[0], dims[0]), fft_type=fft_type, fft_lengths=fft_lengths), 0
-
-
 fft_p = Primitive("fft")
 fft_p.def_traits(may_produce_nan=True)
 fft_p.def_impl(_fft_impl)
 fft_p.def_abstract_eval(_fft_abstract_eval)
-fft_p.def_batch(_fft_batch)
+fft_p.def_batch(front_batch(fft_p))  # (the transform acts on trailing axes)
 deflinear(fft_p, _fft_transpose)
 
 

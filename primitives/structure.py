@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
+from funcgrad.primitives._rules import aval_of, checked_impl, front_batch, move_to_front, to_front
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import defjvp_zero, deflinear, is_undefined_primal
@@ -214,16 +214,11 @@ def _squeeze_abstract_eval(x, *, dimensions):
     return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions), x.dtype, x.weak_type)
 
 
-def _squeeze_batch(axis_size, vals, dims, *, dimensions):
-    x = move_to_front(vals[0], dims[0])
-    return squeeze_p.bind(x, dimensions=tuple(d + 1 for d in dimensions)), 0
-
-
 squeeze_p = Primitive("squeeze")
 squeeze_p.def_impl(lambda x, *, dimensions: np.squeeze(x, axis=dimensions) if dimensions else np.asarray(x))
 squeeze_p.def_abstract_eval(_squeeze_abstract_eval)
 deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-squeeze_p.def_batch(_squeeze_batch)
+squeeze_p.def_batch(front_batch(squeeze_p, "dimensions"))
 
 
 def squeeze(x, dimensions):
