@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import types
 
+from funcgrad._placement import takes_out_sharding as _takes_out_sharding
 from funcgrad.numpy import (
     _arraylike,
     _methods,  # noqa: F401 - imported for its side effect (operators and methods on Array and Tracer)
@@ -78,6 +79,20 @@ from funcgrad.numpy.vectorization import *  # noqa: F403
 # The public functions refuse lists where JAX's do (NOTE: [array-like arguments]); the modules'
 # own functions, which the library calls, stay as they are.
 _arraylike.install(globals())
+
+
+def _with_out_sharding(f):
+    """JAX's ``out_sharding=`` of a public constructor (NOTE: [sharding in types]): the result
+    resharded to it. The library's own calls of its module's function stay as they are; like the
+    list check in front (NOTE: [array-like arguments]), the module's function is kept as
+    ``__wrapped_unchecked__``."""
+    wrapped = _takes_out_sharding(f)
+    wrapped.__wrapped_unchecked__ = getattr(f, "__wrapped_unchecked__", f)
+    wrapped.__module__, wrapped.__qualname__ = __name__, f.__name__  # (pickled by reference, here)
+    return wrapped
+
+
+array, asarray, broadcast_to = map(_with_out_sharding, (array, asarray, broadcast_to))  # noqa: F405
 
 # Importing a submodule binds it in this package, so the modules are found here rather than listed
 # a second time: those with an ``__all__`` (the public subpackages aside: they stay namespaces of

@@ -98,11 +98,12 @@ def _astype(self, dtype, copy: bool = False, device=None):
     return asarray(self, dtype, copy=True if copy else None, device=device)
 
 
-def _reshape(self, *shape, order="C"):
-    """``x.reshape(shape)`` or ``x.reshape(*shape)``."""
+def _reshape(self, *shape, order="C", out_sharding=None):
+    """``x.reshape(shape)`` or ``x.reshape(*shape)`` (``out_sharding=``: the result's sharding,
+    as ``reshape``'s)."""
     if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
         shape = shape[0]
-    return _shape_mod.reshape(self, shape, order=order)
+    return _shape_mod.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 _shape_mod = manipulation

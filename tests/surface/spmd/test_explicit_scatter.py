@@ -127,3 +127,18 @@ def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
         return again, lib.vmap(g, in_axes=(0, 1), out_axes=2)(a, b)
 
     _same(*_both(meshes, build))
+
+
+def test_constructors_and_reshape_take_out_sharding_as_jax(meshes):
+    def build(np_, put, lib):
+        P = fs.P if lib is funcgrad else js.PartitionSpec
+        v = np.arange(16, dtype=np.int32).reshape(8, 2)
+        x = put(np.arange(8.0, dtype=np.float32).reshape(1, 8), None, "y")
+        return (
+            np_.array(v, out_sharding=P("x")),
+            np_.asarray(v, dtype=np.float32, out_sharding=P(None, "y")),
+            lib.jit(lambda x: np_.broadcast_to(x, (4, 8), out_sharding=P("x", "y")))(x),
+            lib.jit(lambda x: x.reshape(2, 4, out_sharding=P(None, "y")))(x),
+        )
+
+    _same(*_both(meshes, build))
