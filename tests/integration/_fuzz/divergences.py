@@ -173,6 +173,19 @@ def _lapack_dtype_traced(outcome) -> bool:
     return outcome.status == "error" and "which LAPACK does not support" in (outcome.error or "")
 
 
+_ARG_EXTREMA = {"np.argmin", "np.argmax", "np.nanargmin", "np.nanargmax"}
+
+
+def _complex_arg_extremum_traced(outcome) -> bool:
+    # (jax computed: the argmin/argmax of a complex value was dead, so its lowering never refused it)
+    error = outcome.error or ""
+    return (
+        outcome.status == "error"
+        and bool(_ops(outcome) & _ARG_EXTREMA)
+        and re.search(r"\b[lg]t does not accept dtype complex", error) is not None
+    )
+
+
 def _hypot_at_origin(outcome) -> bool:
     return (
         _differentiates(outcome)
@@ -557,6 +570,16 @@ DOCUMENTED: list[Divergence] = [
         "without it in jax.",
         "`jit(lambda x: (np.linalg.pinv(x), x)[1])(np.eye(2, dtype='float16'))`: raises (jax: the identity)",
         _lapack_dtype_traced,
+    ),
+    Divergence(
+        "complex-arg-extremum-while-tracing",
+        "`argmin`/`argmax` (and their nan forms) of a complex array whose result is unused inside "
+        "`jit`, `checkpoint` or a derivative.",
+        "funcgrad refuses the complex operand when the operation is traced (jax's TypeError, 'lt does "
+        "not accept dtype complex128'); jax's argmin primitive takes it and only its lowering refuses, "
+        "so a program that never uses the result compiles without it in jax. Used, both refuse alike.",
+        "`jit(lambda z: (np.argmin(z), 1.0)[1])(np.array([1j]))`: raises (jax: 1.0); the fuzzer's seed 17001",
+        _complex_arg_extremum_traced,
     ),
     Divergence(
         "jax-internal-symbolic-zero",
