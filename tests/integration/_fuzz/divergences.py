@@ -173,6 +173,15 @@ def _lapack_dtype_traced(outcome) -> bool:
     return outcome.status == "error" and "which LAPACK does not support" in (outcome.error or "")
 
 
+def _jax_checkpoint_tangent_weak_type(outcome) -> bool:
+    # (a tangent of a weak primal: strong in jax's eager or vmapped checkpoint, weak elsewhere)
+    m = outcome.mismatch
+    if _kind(outcome) != "weak_type" or "vs jax False" not in m.detail:
+        return False
+    text = " ".join(expr for _, expr in outcome.case.steps)
+    return "checkpoint(" in text and re.search(r"\bT\.(jvp|linearize)\(", text) is not None
+
+
 _ARG_EXTREMA = {"np.argmin", "np.argmax", "np.nanargmin", "np.nanargmax"}
 
 
@@ -570,6 +579,18 @@ DOCUMENTED: list[Divergence] = [
         "without it in jax.",
         "`jit(lambda x: (np.linalg.pinv(x), x)[1])(np.eye(2, dtype='float16'))`: raises (jax: the identity)",
         _lapack_dtype_traced,
+    ),
+    Divergence(
+        "jax-checkpoint-tangent-weak-type",
+        "The weak type of a `jvp` tangent of a weakly typed primal computed inside `checkpoint` "
+        "(remat) that runs eagerly or under `vmap`.",
+        "jax's own weak type there depends on how the checkpoint is run: `jvp(f, (a,), (t,))` of a "
+        "weak `a` and a strong `t` gives a weak tangent eagerly, under `jit` and in a jitted "
+        "`checkpoint`, but a strong one in an eager or vmapped `checkpoint` (its jaxpr re-run with the "
+        "tangent's own type); funcgrad gives the weak tangent in every case.",
+        "`checkpoint(lambda a: jvp(lambda a: a / a, (a,), (probe,))[1])(weak_a)`: weak (jax: strong; "
+        "jax under `jit`: weak); the fuzzer's seed 17002",
+        _jax_checkpoint_tangent_weak_type,
     ),
     Divergence(
         "complex-arg-extremum-while-tracing",
