@@ -60,6 +60,15 @@ def _scopes():
     return sys.modules.get("funcgrad._ref_scopes")
 
 
+def _hi_lowered(out):
+    """A traced function's result with its immutable high-level values as their low-level values
+    (raised back when its tree is unflattened: ``_ref_scopes.lower_hi_values``), as a jitted
+    function's: a loop body may make such values of what it closes over (hijax_test
+    test_hitypes_as_scan_captured)."""
+    scopes = _scopes()
+    return out if scopes is None or not scopes.HITYPES else scopes.lower_hi_values(out)
+
+
 def _ref_accesses() -> int:
     scopes = _scopes()
     return scopes.ACCESSES[0] if scopes is not None else 0
@@ -110,12 +119,12 @@ def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False)
 
     def flat(*leaves):
         if scopes is None:
-            out = fun(*tu.tree_unflatten(in_tree, leaves))
+            out = _hi_lowered(fun(*tu.tree_unflatten(in_tree, leaves)))
             out_leaves, out_tree = flatten_outputs(out, what)
             box.append(out_tree)
             return out_leaves
         with scopes.discover_state(record=True) as discovery:
-            out = fun(*tu.tree_unflatten(in_tree, leaves))
+            out = _hi_lowered(fun(*tu.tree_unflatten(in_tree, leaves)))
             refuse_returned_refs(out, what, fun, _TRACED_FOR.get(what, what.split(" ")[0]))
             out_leaves, out_tree = flatten_outputs(out, what)
             box.append(out_tree)

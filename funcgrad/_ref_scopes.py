@@ -111,7 +111,8 @@ def lower_hi_values(tree):
             return x  # (a mutable box: state, NOTE: [mutable high-level values])
         return _HiValue(aval, list(aval.lower_val(x)))
 
-    return tu.tree_map(lower, tree, is_leaf=lambda x: type(x) in HITYPES)
+    # (a value already lowered stays so: a tree maps it through its leaves, raising it again)
+    return tu.tree_map(lower, tree, is_leaf=lambda x: type(x) in HITYPES or type(x) is _HiValue)
 
 
 def hi_values_lowered(funs, tree):

@@ -514,7 +514,8 @@ def _tuple_type(lib, hx, spec_base):
 def test_immutable_high_level_values_through_control_flow_as_jax():
     # hijax_test test_tuple_basic/test_tuple_scan/test_while_loop: a VJPHiPrimitive making or
     # taking a high-level value, and such values as scan's xs and ys (JAX asks for `length`) and
-    # a while_loop's carry (funcgrad refused them as non-arrays); make_jaxpr of such a function.
+    # a while_loop's carry, or made by a scan body (funcgrad refused them as non-arrays); make_jaxpr
+    # of such a function.
     jax = pytest.importorskip("jax")
     from jax._src.hijax import MappingSpec
     from jax.experimental import hijax as jhijax
@@ -544,5 +545,8 @@ def _control_flow_row(lib, hx, spec_base) -> list:
     n, out = lib.lax.while_loop(lambda ic: ic[0] < 3, step, (0, pair))
     row += [int(n), float(get(out, 0)), float(get(out, 1))]
     lib.make_jaxpr(lambda t: lib.lax.while_loop(lambda ic: ic[0] < 3, step, (0, t)))(pair)
+    # a scan body making such a value of what it closes over (test_hitypes_as_scan_captured)
+    _, ys = lib.lax.scan(lambda c, x: (c, make(x * get(pair, 1), x)), 0.0, np.arange(3.0, dtype=np.float32))
+    row += [np.asarray(get(ys, 0)).tolist(), np.asarray(get(ys, 1)).tolist()]
     row += [float(lib.jvp(lambda x: get(make(x, 2 * x), 1), (1.0,), (1.0,))[1])]
     return row
