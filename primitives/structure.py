@@ -356,6 +356,7 @@ concatenate_p.def_impl(
 concatenate_p.def_abstract_eval(_concatenate_abstract_eval)
 deflinear(concatenate_p, _concatenate_transpose)
 concatenate_p.def_batch(_concatenate_batch)
+concatenate_p.def_traits(sparse="concatenate")
 
 
 def concatenate(operands, dimension: int):

@@ -330,9 +330,22 @@ class BCOO(JAXSparse):
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        if isinstance(other, BCOO) or jnp.ndim(other) != 0:
-            raise TypeError("BCOO / x: x must be a scalar (division by a dense array would fill the zeros)")
+        if isinstance(other, BCOO):  # (JAX's refusal and words)
+            raise NotImplementedError(
+                "Division by a sparse array is not implemented because it would result in dense "
+                "output. If this is your intent, use sparse.todense() to convert your arguments to "
+                "a dense array."
+            )
+        if jnp.ndim(other) != 0:  # (a dense divisor keeps the pattern: x times 1 / y, as JAX's)
+            return bcoo_multiply_dense(self, 1.0 / jnp.asarray(other))
         return BCOO((self.data / other, self.indices), shape=self.shape, **self._flags())
+
+    def __pow__(self, other):
+        from funcgrad.experimental.sparse._transform import sparsify  # noqa: PLC0415 - a cycle
+
+        if isinstance(other, int | float):  # (a static exponent: x ** 2 is integer_pow, sparse)
+            return sparsify(lambda x: x**other)(self)
+        return sparsify(lambda x, y: x**y)(self, other)  # (JAX's: power through sparsify)
 
     def __matmul__(self, other):
         return _matmul(self, other)

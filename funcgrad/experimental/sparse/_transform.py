@@ -49,6 +49,7 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_sum_duplicates,
     bcoo_transpose,
 )
+from funcgrad.experimental.sparse._structural import bcoo_concatenate
 from funcgrad.kernel import ir
 from funcgrad.kernel.traits import SPARSE_KINDS
 from funcgrad.tree_util import tree_flatten, tree_unflatten
@@ -140,8 +141,8 @@ _RULES = {
     "positive_power": lambda x, eqn: _elementwise(x, eqn) if eqn.params["y"] > 0 else None,
     "product": _product,
     "quotient": lambda x, y, eqn: (
-        _same_data(x, x.data / y)
-        if isinstance(x, BCOO) and not isinstance(y, BCOO) and jnp.ndim(y) == 0
+        (_same_data(x, x.data / y) if jnp.ndim(y) == 0 else bcoo_multiply_dense(x, 1.0 / y))
+        if isinstance(x, BCOO) and not isinstance(y, BCOO)  # (JAX's: times 1 / y)
         else None
     ),
     "sum": _sum,
@@ -152,6 +153,11 @@ _RULES = {
         else None
     ),
     "transpose": lambda x, eqn: bcoo_transpose(x, permutation=eqn.params["permutation"]),
+    "concatenate": lambda *xs, eqn: (
+        bcoo_concatenate(xs, dimension=eqn.params["dimension"])
+        if all(isinstance(x, BCOO) for x in xs)
+        else None
+    ),
     "reduce_sum": lambda x, eqn: _dense_if_scalar(bcoo_reduce_sum(x, axes=eqn.params["axes"])),
     "dot_general": lambda a, b, eqn: bcoo_dot_general(
         a,

@@ -569,6 +569,29 @@ def test_sparsify_of_duplicated_indices_as_jax(op):
     np.testing.assert_array_equal(got.indices, want.indices)
 
 
+def test_sparse_results_of_division_concatenation_and_power_as_jax():
+    """Sparse results where jax's are sparse: x / dense y (x times 1 / y), a concatenation of
+    sparse operands (vstack, concatenate), x ** 2; division by a sparse array refused as jax's."""
+    import operator
+
+    a, b = _dense((2, 3), seed=30), _dense((1, 3), seed=31)
+    d = np.random.default_rng(32).uniform(1.0, 2.0, size=(2, 3))
+    cases = [
+        lambda np_, x, y: operator.truediv(x, d),
+        lambda np_, x, y: np_.vstack([x, y]),
+        lambda np_, x, y: np_.concatenate([x, x], axis=1),
+        lambda np_, x, y: x**2,
+    ]
+    for f in cases:
+        got = sparse.sparsify(functools.partial(f, fnp))(BCOO.fromdense(a), BCOO.fromdense(b))
+        want = js.sparsify(functools.partial(f, jnp))(_jfromdense(a), _jfromdense(b))
+        assert isinstance(got, BCOO) and isinstance(want, js.BCOO)
+        np.testing.assert_allclose(got.todense(), _jtodense(want), rtol=1e-14)
+    np.testing.assert_allclose((BCOO.fromdense(a) / d).todense(), a / d, rtol=1e-14)
+    with pytest.raises(NotImplementedError, match="Division by a sparse array"):
+        BCOO.fromdense(a) / BCOO.fromdense(a)
+
+
 def test_sparsify_gradient_nested_jit_and_fallback():
     a = _dense((4, 3), seed=22)
     x, jx, v = BCOO.fromdense(a), _jfromdense(a), np.arange(3.0)
