@@ -49,6 +49,7 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_sum_duplicates,
     bcoo_transpose,
 )
+from funcgrad.experimental.sparse._bcsr import BCSR
 from funcgrad.experimental.sparse._structural import bcoo_concatenate
 from funcgrad.kernel import ir
 from funcgrad.kernel.traits import SPARSE_KINDS
@@ -216,8 +217,13 @@ def sparsify(f, use_tracer: bool = False):
     @functools.wraps(f)
     def sparsified(*args, **kwargs):
         leaves, tree = tree_flatten(args, is_leaf=_is_sparse)
-        for leaf in leaves:
-            if _is_sparse(leaf) and not isinstance(leaf, BCOO):
+        # BCSR arguments go through as their BCOO; with only BCSR sparse arguments, sparse results
+        # with two sparse dimensions come back as BCSR (JAX's sparsify keeps a BCSR a BCSR)
+        csr = any(isinstance(x, BCSR) for x in leaves) and not any(isinstance(x, BCOO) for x in leaves)
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, BCSR):
+                leaves[i] = leaf.to_bcoo()
+            elif _is_sparse(leaf) and not isinstance(leaf, BCOO):
                 raise TypeError(
                     f"sparsify: {type(leaf).__name__} arguments are not supported; convert to BCOO "
                     "(BCOO.fromdense(x.todense()))"
@@ -242,6 +248,8 @@ def sparsify(f, use_tracer: bool = False):
 
         closed = make_jaxpr(flat_f)(*specs)
         outs = _eval(closed.jaxpr, closed.consts, leaves)
+        if csr:
+            outs = [BCSR.from_bcoo(o) if isinstance(o, BCOO) and o.n_sparse == 2 else o for o in outs]
         return tree_unflatten(out_tree[0], outs)
 
     return sparsified

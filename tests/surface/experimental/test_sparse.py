@@ -592,6 +592,16 @@ def test_sparse_results_of_division_concatenation_and_power_as_jax():
         BCOO.fromdense(a) / BCOO.fromdense(a)
 
 
+def test_sparsify_of_bcsr_as_jax():
+    """sparsify takes BCSR arguments and gives BCSR results where jax's does."""
+    a = _dense((3, 4), seed=33)
+    got = sparse.sparsify(fnp.sin)(sparse.BCSR.fromdense(a))
+    want = js.sparsify(jnp.sin)(js.BCSR.fromdense(a))
+    assert type(got).__name__ == type(want).__name__ == "BCSR"
+    np.testing.assert_allclose(got.todense(), want.todense(), rtol=1e-14)
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+
+
 def test_sparsify_gradient_nested_jit_and_fallback():
     a = _dense((4, 3), seed=22)
     x, jx, v = BCOO.fromdense(a), _jfromdense(a), np.arange(3.0)
