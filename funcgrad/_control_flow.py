@@ -36,6 +36,7 @@ of the taken one (its results are discarded by the select, but e.g. a division c
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import sys
@@ -187,7 +188,39 @@ def _hi_values_lowered(funs, tree):
     return (funs, tree) if scopes is None else scopes.hi_values_lowered(funs, tree)
 
 
+def _boxes_closed_over(branches, operands):
+    """``(branches, operands)`` with the mutable high-level operands (hijax boxes, flax's hijax
+    Variables) taken out of the operands and closed over by the branches, which then thread them
+    as the boxes they close over (NOTE: [state in loop bodies]), as JAX's cond does its box
+    operands (hijax_test test_cond_box_arg)."""
+    scopes = sys.modules.get("funcgrad._ref_scopes")
+    if scopes is None or not scopes.HITYPES:
+        return branches, operands
+    leaves, tree = tu.tree_flatten(operands)
+    boxes = {
+        i: x for i, x in enumerate(leaves) if type(x) in scopes.HITYPES and scopes.box_type(x) is not None
+    }
+    if not boxes:
+        return branches, operands
+    rest = [x for i, x in enumerate(leaves) if i not in boxes]
+
+    def closing(branch):
+        @functools.wraps(branch)
+        def closed(*given):
+            it = iter(given)
+            return branch(
+                *tu.tree_unflatten(
+                    tree, [boxes[i] if i in boxes else next(it) for i in builtins.range(len(leaves))]
+                )
+            )
+
+        return closed
+
+    return [closing(b) for b in branches], tuple(rest)
+
+
 def _bind_cond(index, branches, operands, names, what):
+    branches, operands = _boxes_closed_over(branches, operands)
     # (immutable high-level operands as their low-level values: hijax_test's tuples and boxes)
     branches, operands = _hi_values_lowered(branches, operands)
     state = state_module()

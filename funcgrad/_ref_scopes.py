@@ -392,8 +392,13 @@ def lift_box(box) -> None:
     current = core.current_trace()
     made = _BOX_HOMES.get(id(box))  # (a box made while tracing belongs to that trace)
     home = made[1] if made is not None and made[0]() is box else None
+    held = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
     if home is None or not home.alive:
-        home = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
+        home = held
+    elif held is not None and held is not home and home.is_ancestor_of(held):
+        # (its values bound to an inner trace's: a loop body or branch given the box as state,
+        # NOTE: [state in loop bodies]; hijax_test test_cond_box_arg)
+        home = held
     if home is current:
         return
     scopes, encloses = _scopes_down_to(current, home)

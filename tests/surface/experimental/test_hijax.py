@@ -550,3 +550,41 @@ def _control_flow_row(lib, hx, spec_base) -> list:
     row += [np.asarray(get(ys, 0)).tolist(), np.asarray(get(ys, 1)).tolist()]
     row += [float(lib.jvp(lambda x: get(make(x, 2 * x), 1), (1.0,), (1.0,))[1])]
     return row
+
+
+def test_a_box_given_to_cond_or_made_inside_jit_and_written_in_a_branch_as_jax():
+    # hijax_test test_cond_box_arg: a mutable box as a cond operand is written by the branch
+    # taken (funcgrad refused it as a non-array), and a box made inside jit and written by a
+    # branch recursed forever (its values, bound to the branch's trace, were lifted again).
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import Box as JaxBox
+
+    def fg_new(x):
+        b = new_p.bind()
+        b.set({"v": x})
+        return b
+
+    def jax_new(x):
+        b = JaxBox(None)
+        b.set(x)
+        return b
+
+    fg = (fg_new, lambda b: b.get()["v"], lambda b, v: b.set({"v": v}))
+    jx = (jax_new, lambda b: b.get(), lambda b, v: b.set(v))
+    seen = {}
+    for lib, (new, get, put) in ((funcgrad, fg), (jax, jx)):
+
+        def closed_over(x, new=new, get=get, put=put, lib=lib):
+            b = new(x)
+            lib.lax.cond(x > 0, lambda _: put(b, get(b) + 1.0), lambda _: None, 1.0)
+            return get(b)
+
+        def operand(x, new=new, get=get, put=put, lib=lib):
+            b = new(x)
+            lib.lax.cond(x > 0, lambda box, y: put(box, get(box) + y), lambda *_: None, b, 2.0)
+            return get(b)
+
+        seen[lib] = [
+            float(f(x)) for f in (lib.jit(closed_over), operand, lib.jit(operand)) for x in (1.0, -1.0)
+        ]
+    assert seen[funcgrad] == seen[jax] == [2.0, -1.0, 3.0, -1.0, 3.0, -1.0]
