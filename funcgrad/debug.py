@@ -379,7 +379,8 @@ def _locate_scan(args, *, jaxpr, num_consts, num_carry, length, reverse, **_):
 def _locate_while(args, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
     cc, bc = list(args[:cond_nconsts]), list(args[cond_nconsts : cond_nconsts + body_nconsts])
     carry, i = list(args[cond_nconsts + body_nconsts :]), 0
-    while bool(_value(_in_iteration("while_loop", i, cond_jaxpr, [*cc, *carry])[0])):
+    # (any lane of a batched predicate: NOTE: [batched while predicates])
+    while bool(_value(_in_iteration("while_loop", i, cond_jaxpr, [*cc, *carry])[0]).any()):
         carry = _in_iteration("while_loop", i, body_jaxpr, [*bc, *carry])
         i += 1
 

@@ -12,7 +12,8 @@ of the same primitive, like the ``jit`` call primitive (``primitives/call.py``):
 - ``cond_p.bind(index, *operands, branches)``: run ``branches[clamp(index)]``. All branches take
   the operands' avals and return the same avals.
 - ``while_p.bind(*cond_consts, *body_consts, *init, cond_jaxpr, body_jaxpr, cond_nconsts,
-  body_nconsts)``: ``while cond(cc, carry): carry = body(bc, carry)``.
+  body_nconsts)``: ``while cond(cc, carry): carry = body(bc, carry)``; a predicate with dimensions
+  (a loop batched with a batched predicate, NOTE: [batched while predicates]) means "while any".
 - ``scan_p.bind(*consts, *init, *xs, jaxpr, num_consts, num_carry, length, reverse, unroll)``:
   ``jaxpr(consts, carry, x_i) -> (carry, y_i)`` for ``i`` in ``range(length)`` (reversed when
   ``reverse``), ys stacked on a new leading axis.
@@ -59,7 +60,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var, abstract_token
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
 
-__all__ = ["cond_p", "while_p", "ReverseModeWhileLoopError"]
+__all__ = ["cond_p", "while_p", "ReverseModeWhileLoopError", "any_lane"]
 
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while", multiple_results=True)
@@ -480,16 +481,32 @@ _WHILE_REVERSE_MESSAGE = (
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = _split([_np(a) for a in args], cond_nconsts, body_nconsts)
-    while np.asarray(_run(cond_jaxpr, [*cc, *carry])[0]):
+    while np.asarray(_run(cond_jaxpr, [*cc, *carry])[0]).any():  # NOTE: [batched while predicates]
         carry = _run(body_jaxpr, [*bc, *carry])
     return _wrap(carry, body_jaxpr.out_avals)
+
+
+def any_lane(cond_jaxpr: ClosedJaxpr) -> ClosedJaxpr:
+    """A while loop's condition with its predicate reduced to "any lane" (NOTE: [batched while
+    predicates]); ``cond_jaxpr`` itself when the predicate is a scalar."""
+    (pred,) = cond_jaxpr.out_avals
+    if not pred.shape:
+        return cond_jaxpr
+    axes = tuple(range(len(pred.shape)))
+
+    def any_of(*xs):
+        return [red.reduce_or_p.bind(core.eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *xs)[0], axes=axes)]
+
+    return trace_to_jaxpr(any_of, cond_jaxpr.in_avals)
 
 
 def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = _split(avals, cond_nconsts, body_nconsts)
     (pred,) = cond_jaxpr.out_avals
-    if pred.shape != () or pred.dtype != np.bool_:
-        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {pred.str_short()}")
+    # (a boolean of any shape: a batched predicate's lanes, NOTE: [batched while predicates]; the
+    # user's cond_fun is checked for a scalar where while_loop traces it, in JAX's words)
+    if pred.dtype != np.bool_:
+        raise TypeError(f"while_loop: cond_fun must return a boolean, got {pred.str_short()}")
     outs = body_jaxpr.out_avals
     if len(outs) != len(carry) or not all(map(_same_type, outs, carry)):
         raise TypeError(
@@ -567,10 +584,14 @@ def _while_transpose(cts, *args, **params):
     raise ReverseModeWhileLoopError(_WHILE_REVERSE_MESSAGE)
 
 
-# The conditions of while loops batched with a batched predicate (JAX's cond of a vector predicate,
-# reduced here with reduce_or): checkify refuses such a loop, as JAX's does
-# (checkify-of-vmap-of-while). Held weakly, by identity.
-batched_predicate_conds: weakref.WeakSet = weakref.WeakSet()
+# NOTE: [batched while predicates]
+# A while loop batched with a batched predicate (``vmap`` of a loop whose condition depends on a
+# batched value) runs while any lane's predicate holds, and a lane whose predicate is false keeps
+# its carry (the body selects). As in JAX, the condition of such a loop returns the lanes'
+# predicates, a boolean with the batch dimension first, and ``while`` means "while any of them":
+# its eager impl, its lowering (a reduce_or in the condition's region) and debug_nans' re-run
+# reduce it, and checkify refuses such a loop as JAX's does, by the condition's type
+# (checkify-of-vmap-of-while). A loop batched again batches the lanes again.
 
 
 def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -601,23 +622,24 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
         )
         return outs, _dims(carry_b)
 
-    # A batched predicate: run while any lane is active; finished lanes keep their carry.
-    def any_cond(*xs):
-        return [red.reduce_or_p.bind(core.eval_jaxpr(cond_b.jaxpr, cond_b.consts, *xs)[0], axes=(0,))]
+    # A batched predicate: run while any lane is active; finished lanes keep their carry (NOTE:
+    # [batched while predicates]).
+    def lanes(*xs):
+        return to_front(core.eval_jaxpr(cond_b.jaxpr, cond_b.consts, *xs)[0], pred_dim, axis_size)
 
     def masked_body(*xs):
         ccs, bcs, cs = _split(xs, nc, nb)
-        pred = core.eval_jaxpr(cond_b.jaxpr, cond_b.consts, *ccs, *cs)[0]
+        pred = lanes(*ccs, *cs)
+        ndim = len(core.get_aval(pred).shape)
         new = core.eval_jaxpr(body_b.jaxpr, body_b.consts, *bcs, *cs)
         outs = []
         for old, n in zip(cs, new):
             shape = core.get_aval(old).shape
-            which = st.broadcast_in_dim(pred, shape, (0,)) if len(shape) > 1 else pred
+            which = st.broadcast_in_dim(pred, shape, tuple(range(ndim))) if len(shape) > ndim else pred
             outs.append(ew.select_n_p.bind(which, old, n))
         return outs
 
-    cond_new = trace_to_jaxpr(any_cond, cond_b.in_avals)
-    batched_predicate_conds.add(cond_new.jaxpr)
+    cond_new = trace_to_jaxpr(lambda *xs: [lanes(*xs)], cond_b.in_avals)
     body_new = trace_to_jaxpr(masked_body, [*cond_b.in_avals[:nc], *body_b.in_avals])
     outs = while_p.bind(
         *cc, *cc, *bc, *carry, cond_jaxpr=cond_new, body_jaxpr=body_new, cond_nconsts=nc, body_nconsts=nc + nb

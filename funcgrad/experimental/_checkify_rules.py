@@ -412,7 +412,7 @@ def _while_rule(state, enabled, vals, params, prim):
     cn, bn = params["cond_nconsts"], params["body_nconsts"]
     cconsts, bconsts, init = vals[:cn], vals[cn : cn + bn], vals[cn + bn :]
     cond, body = params["cond_jaxpr"], params["body_jaxpr"]
-    if cond.jaxpr in cf.batched_predicate_conds:
+    if cond.out_avals[0].shape:  # (a batched predicate: NOTE: [batched while predicates])
         raise ValueError(  # (JAX's words: a while loop vmapped with a batched predicate)
             "Checkify does not support batched while-loops (checkify-of-vmap-of-while). \nHint: if "
             "possible, move the vmap to the outer level to get vmap-of-checkify-of-while."

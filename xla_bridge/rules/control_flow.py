@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from funcgrad.primitives.callbacks import ordered_callback_in
-from funcgrad.primitives.control_flow import cond_p, while_p
+from funcgrad.primitives.control_flow import any_lane, cond_p, while_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _I64 = tensor_type((), np.int64)
@@ -135,8 +135,10 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     nc, nb = cond_nconsts, body_nconsts
     types = [aval_type(a) for a in ctx.avals_in]
 
+    cond = any_lane(cond_jaxpr)  # (a batched predicate: while any lane, NOTE: [batched while predicates])
+
     def emit_cond(r, a):
-        return lower_closed(r, cond_jaxpr, [*a[:nc], *a[nc + nb :]])[0]
+        return lower_closed(r, cond, [*a[:nc], *a[nc + nb :]])[0]
 
     def emit_body(r, a):
         return [*a[: nc + nb], *lower_closed(r, body_jaxpr, a[nc:])]

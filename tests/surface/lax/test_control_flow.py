@@ -420,6 +420,36 @@ def test_vmap_while_batched_and_unbatched_predicate(rng):
     check_jit(funcgrad.vmap(f), xs)
 
 
+def test_batched_while_predicates_as_jax():
+    # NOTE: [batched while predicates]: vmap of a loop whose condition is batched gives the
+    # condition the lanes' predicates (JAX's bool[n]) and runs while any holds; vmap of vmap
+    # batches the lanes again (bool[m,n]); eagerly, jitted and by the NumPy interpreter alike
+    jax = pytest.importorskip("jax")
+    from funcgrad.primitives import control_flow as cf
+
+    def g(lib, x, k):
+        return lib.lax.while_loop(lambda c: c[1] < k, lambda c: (c[0] * 1.5 + 1.0, c[1] + 1), (x, 0))[0]
+
+    xs = np.linspace(0.1, 1.0, 6).reshape(2, 3)
+    ks = np.array([[0, 3, 1], [5, 2, 4]])
+    want = np.asarray(jax.vmap(jax.vmap(lambda x, k: g(jax, x, k)))(xs, ks))
+    f = funcgrad.vmap(funcgrad.vmap(lambda x, k: g(funcgrad, x, k)))
+    for how in (f, funcgrad.jit(f)):
+        assert_close(how(xs, ks), want)
+    for lib, inner in ((jax, lambda x, k: g(jax, x, k)), (funcgrad, lambda x, k: g(funcgrad, x, k))):
+        eqn = next(
+            e for e in lib.make_jaxpr(lib.vmap(lib.vmap(inner)))(xs, ks).eqns if e.primitive.name == "while"
+        )
+        assert eqn.params["cond_jaxpr"].out_avals[0].shape == (2, 3), lib
+    # the NumPy interpreter (a loop without a lowering runs there): the loop's operands are the
+    # inputs and the counter's zeros
+    closed = funcgrad.make_jaxpr(f)(xs, ks)
+    (w,) = [e for e in closed.jaxpr.eqns if e.primitive is while_p]
+    given = dict(zip(closed.jaxpr.invars, (xs, ks)))
+    args = [given.get(v, np.zeros(v.aval.shape, v.aval.dtype)) for v in w.invars]
+    assert_close(cf._while_impl(*args, **w.params)[0], want)
+
+
 def test_reverse_mode_through_unbounded_while_raises():
     f = lambda x: while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)  # noqa: E731
     with pytest.raises(ReverseModeWhileLoopError, match="max_steps"):
