@@ -98,4 +98,5 @@ bessel_i1e_p = unop(
     accepted=_dt.is_float,
     taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
     may_produce_nan=True,
+    sparse="zero_preserving",
 )

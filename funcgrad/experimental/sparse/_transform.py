@@ -199,6 +199,21 @@ def _eval(jaxpr, consts, args):
     return [read(v) for v in jaxpr.outvars]
 
 
+def _as_bcsr(x, layouts):
+    """A BCOO result as BCSR: over the indices of a BCSR argument (an elementwise result) with that
+    argument's indices and row pointers, in its order (as JAX's rules on BCSR); otherwise sorted
+    into rows (``BCSR.from_bcoo``)."""
+    given = layouts.get(id(x.indices))
+    if given is None:
+        return BCSR.from_bcoo(x)
+    return BCSR(
+        (x.data, given.indices, given.indptr),
+        shape=x.shape,
+        indices_sorted=given.indices_sorted,
+        unique_indices=given.unique_indices,
+    )
+
+
 def sparsify(f, use_tracer: bool = False):
     """``f`` made to accept BCOO arguments (NOTE: [sparsify]): sparse in, sparse out where the
     rules keep the pattern, dense otherwise. ``use_tracer`` (JAX's choice between its tracer and
@@ -220,9 +235,11 @@ def sparsify(f, use_tracer: bool = False):
         # BCSR arguments go through as their BCOO; with only BCSR sparse arguments, sparse results
         # with two sparse dimensions come back as BCSR (JAX's sparsify keeps a BCSR a BCSR)
         csr = any(isinstance(x, BCSR) for x in leaves) and not any(isinstance(x, BCOO) for x in leaves)
+        layouts = {}  # (a result over an argument's very indices keeps its BCSR layout as it is)
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, BCSR):
                 leaves[i] = leaf.to_bcoo()
+                layouts[id(leaves[i].indices)] = leaf
             elif _is_sparse(leaf) and not isinstance(leaf, BCOO):
                 raise TypeError(
                     f"sparsify: {type(leaf).__name__} arguments are not supported; convert to BCOO "
@@ -249,7 +266,7 @@ def sparsify(f, use_tracer: bool = False):
         closed = make_jaxpr(flat_f)(*specs)
         outs = _eval(closed.jaxpr, closed.consts, leaves)
         if csr:
-            outs = [BCSR.from_bcoo(o) if isinstance(o, BCOO) and o.n_sparse == 2 else o for o in outs]
+            outs = [_as_bcsr(o, layouts) if isinstance(o, BCOO) and o.n_sparse == 2 else o for o in outs]
         return tree_unflatten(out_tree[0], outs)
 
     return sparsified

@@ -600,6 +600,14 @@ def test_sparsify_of_bcsr_as_jax():
     assert type(got).__name__ == type(want).__name__ == "BCSR"
     np.testing.assert_allclose(got.todense(), want.todense(), rtol=1e-14)
     np.testing.assert_array_equal(got.indptr, want.indptr)
+    # a linear function keeps the argument's own indices and row pointers, as jax's
+    x = sparse.BCSR.fromdense(a)
+    for f, jf in ((fnp.negative, jnp.negative), (fnp.copy, jnp.copy), (funcgrad.lax.bessel_i1e, None)):
+        out = sparse.sparsify(f)(x)
+        assert type(out).__name__ == "BCSR"
+        np.testing.assert_allclose(out.todense(), f(a), rtol=1e-14)
+        if jf is not None:
+            np.testing.assert_array_equal(out.indices, js.sparsify(jf)(js.BCSR.fromdense(a)).indices)
 
 
 def test_sparsify_gradient_nested_jit_and_fallback():
