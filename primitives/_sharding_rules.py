@@ -48,6 +48,7 @@ from funcgrad.kernel.ir import ShapedArray
 __all__ = [
     "ShardingTypeError",
     "broadcasting",
+    "check_whole",
     "contraction_out",
     "contraction_unreduced",
     "dot_general_rule",
@@ -126,6 +127,20 @@ def broadcasting(name: str):
         return [tuple(out)[: a.ndim] if a.ndim == len(out) else ((),) * a.ndim for a in avals_out]
 
     return rule
+
+
+def _select_n(avals_in, avals_out, **params):
+    """As an elementwise operation's, with JAX's words where two cases are sharded differently
+    along a dimension (JAX requires the cases' shardings to be equal; a case replicated where
+    another is split is typed as the split one here)."""
+    try:
+        return _select_broadcasting(avals_in, avals_out, **params)
+    except ShardingTypeError:
+        cases = ", ".join(str(a.sharding) for a in avals_in[1:] if a.sharding is not None)
+        raise ShardingTypeError(f"select cases must have the same shardings, got [{cases}].") from None
+
+
+_select_broadcasting = broadcasting("select_n")
 
 
 def reduction(avals_in, avals_out, *, axes=(), **params):
@@ -364,6 +379,19 @@ def dot_general_rule(avals_in, avals_out, *, dimension_numbers, out_sharding=Non
             f"{o.str_short().split('[')[0]}[{bad}]"
         )
     return [out]
+
+
+def check_whole(aval, dims, message: str) -> None:
+    """JAX's checks of operations that need some dimensions whole on explicit mesh axes (a
+    ``tile`` that repeats them, ``unstack``'s axis, a flattening ``cumsum``): ``message`` (JAX's
+    words, formatted with ``dim`` and ``type``) as a ShardingTypeError where one is split.
+
+    >>> check_whole(ShapedArray((2,), "float32"), (0,), "dim {dim}")
+    """
+    spec = spec_of(aval)
+    for d in dims:
+        if spec[d]:
+            raise ShardingTypeError(message.format(dim=d, type=aval.str_short()))
 
 
 def _k(sizes, names) -> int:
@@ -809,6 +837,7 @@ def install(families) -> None:
     families["collectives"].psum_scatter_p.def_sharding_rule(_psum_scatter)
     families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)
     ar = families["elementwise"]
+    ar.select_n_p.def_sharding_rule(_select_n)
     _unreduced_rules.update({ar.add_p: _unreduced_alike("add"), ar.add_any_p: _unreduced_alike("add")})
     _unreduced_rules[ar.mul_p] = _mul_unreduced
     _unreduced_rules[ar.select_n_p] = _unreduced_alike("select_n", first=1)

@@ -22,6 +22,7 @@ from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     as_sequence,
     asarray,
+    aval,
     broadcast_shapes,
     broadcast_to,
     concrete_int,
@@ -40,6 +41,7 @@ from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._sharding_rules import check_whole
 
 __all__ = [
     "array_split",
@@ -543,6 +545,11 @@ def unstack(x, /, *, axis: int = 0):
     axis = normalize_axis(axis, x.ndim)
     if isinstance(x, ExtendedArray):  # typed PRNG keys: indexed as keys
         return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
+    check_whole(
+        aval(x),
+        (axis,),
+        "unstack operand cannot be sharded on the unstacking axis {dim}. Got operand type={type}",
+    )
     return tuple(st.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
@@ -565,6 +572,12 @@ def tile(A, reps):
     ndim = builtins.max(A.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
     A = reshape(A, (1,) * (ndim - A.ndim) + A.shape)
+    check_whole(
+        aval(A),
+        [d for d, r in enumerate(reps) if r != 1],
+        "Operand cannot be sharded on dimension {dim} when the tiling is non-trivial. Got input type: "
+        "{type} with reps: " + str(reps),
+    )
     # Broadcast into interleaved (rep_i, size_i) axes, then merge each pair.
     interleaved = tuple(v for r, s in zip(reps, A.shape) for v in (r, s))
     out = st.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * ndim, 2)))

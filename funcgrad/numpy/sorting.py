@@ -39,6 +39,7 @@ from funcgrad.numpy.transcendental import isnan
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._sharding_rules import check_whole
 
 __all__ = [
     "argpartition",
@@ -189,6 +190,13 @@ def _cumulative(primitive, identity, a, axis, dtype, promote_integers=False):
     a = asarray(a)
     if a.ndim == 0 and aval(a).weak_type:  # JAX's: a weak scalar (2.0, not float32(2)) is raveled
         a = ravel(a)
+    if axis is None and a.ndim:
+        check_whole(
+            aval(a),
+            range(a.ndim),
+            f"The input should be fully replicated when axis is not specified to {primitive.__name__}. Got "
+            "input type={type}",
+        )
     a, axis = _axis_or_flat(a, axis)
     if dtype is not None:
         target = np.dtype(dtype)

@@ -142,3 +142,24 @@ def test_constructors_and_reshape_take_out_sharding_as_jax(meshes):
         )
 
     _same(*_both(meshes, build))
+
+
+def test_operations_needing_whole_dimensions_refuse_in_jax_words(meshes):
+    def build(np_, put, lib):
+        x = put(np.ones((4, 8), np.float32), "x", "y")
+        calls = [
+            lambda: np_.tile(x, (1, 2)),
+            lambda: np_.unstack(x, axis=1),
+            lambda: lib.lax.split(x, (1, 7), axis=1),
+            lambda: np_.cumsum(x),
+            lambda: lib.lax.select(x > 0, x, put(np.ones((4, 8), np.float32), "y", "x")),
+        ]
+        words = []
+        for call in calls:
+            with pytest.raises(Exception) as e:
+                lib.jit(call)()
+            words.append((type(e.value).__name__, str(e.value).split(" Got ")[0].split(", got [")[0]))
+        return words
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs
