@@ -42,7 +42,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad._ref_errors import inner_write_message
-from funcgrad._ref_scopes import lift
+from funcgrad._ref_scopes import HITYPES, box_type, lift
 from funcgrad.kernel import core, source_info
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import PartialEvalTrace, StagingTrace
@@ -325,8 +325,44 @@ class RefView:
         return f"RefView({self.ref!r}, index={self.index!r})"
 
 
+class _HeldHi:
+    """An immutable high-level value (``funcgrad.experimental.hijax``) a Ref holds, as its type
+    and its low-level values: a pytree node whose leaves are those values and whose unflattening
+    keeps it so, so that the Ref's state (read, bound, written back by ``jit`` and loops) is those
+    leaves; a read raises the value (``raise_val``), as JAX's Ref of a high-level type gives one.
+
+    >>> _HeldHi(core.get_aval(1.0), [1.0]).lo
+    [1.0]
+    """
+
+    __slots__ = ("aval", "lo")
+
+    def __init__(self, aval, lo):
+        self.aval, self.lo = aval, list(lo)
+
+    def raised(self):
+        return self.aval.raise_val(*self.lo)
+
+    def __repr__(self) -> str:
+        return repr(self.raised())
+
+
+tu.register_pytree_node(_HeldHi, lambda h: (h.lo, h.aval), lambda aval, lo: _HeldHi(aval, lo))
+
+
+def _held_hi(x):
+    """``x`` as a Ref holds it when it is an immutable high-level value, else None."""
+    if not HITYPES or type(x) not in HITYPES or box_type(x) is not None:
+        return None
+    aval = HITYPES[type(x)](x)
+    return _HeldHi(aval, aval.lower_val(x))
+
+
 def _type_of(value):
-    """The type of a Ref's contents: a typed key's key type, else the array's aval."""
+    """The type of a Ref's contents: a typed key's key type, a high-level value's type, else the
+    array's aval."""
+    if type(value) is _HeldHi:
+        return value.aval
     if isinstance(value, ExtendedArray):
         return value.aval
     return core.get_aval(value)
@@ -348,7 +384,10 @@ def new_ref(init_val, *, memory_space: Any = None, kind: Any = None) -> Ref:
         raise NotImplementedError("new_ref(memory_space=...): funcgrad has one memory space per device")
     if isinstance(init_val, Ref):
         raise ValueError("new_ref: cannot store a Ref in a Ref; read it with ref[...] first")
-    if isinstance(init_val, ExtendedArray):
+    held = _held_hi(init_val)  # (an immutable high-level value: hijax_test test_ref_to_tuple)
+    if held is not None:
+        value = held
+    elif isinstance(init_val, ExtendedArray):
         value = init_val
     elif isinstance(init_val, np.ndarray):
         value = fnp.array(init_val)  # a copy: the caller may mutate their NumPy array
@@ -414,7 +453,8 @@ def freeze(ref: Ref):
     Array([5, 1, 2], dtype=int64)
     """
     _check_ref(ref, "freeze")
-    return _load(ref)
+    value = _load(ref)
+    return value.raised() if type(value) is _HeldHi else value
 
 
 def get(ref: Ref, idx=None):
@@ -425,7 +465,18 @@ def get(ref: Ref, idx=None):
     """
     _check_ref(ref, "get")
     value = _load(ref)
+    if type(value) is _HeldHi:
+        return _whole_hi(ref, idx, "get") and value.raised()
     return value if _whole(idx) else value[idx]
+
+
+def _whole_hi(ref: Ref, idx, what: str) -> bool:
+    """A Ref holding a high-level value is read and written whole."""
+    if not _whole(idx):
+        raise NotImplementedError(
+            f"`{what}` of part of a Ref of type {ref._aval.inner_aval}: index it whole ([...])"
+        )
+    return True
 
 
 def swap(ref: Ref, idx, value):
@@ -437,6 +488,14 @@ def swap(ref: Ref, idx, value):
     """
     _check_ref(ref, "swap")
     old = _load(ref)
+    if type(old) is _HeldHi:
+        _whole_hi(ref, idx, "swap")
+        held = _held_hi(value)
+        if held is None or held.aval != old.aval:
+            got = HITYPES[type(value)](value) if type(value) in HITYPES else core.get_aval(value)
+            raise ValueError(f"Invalid type for `swap`. Ref type: {old.aval}. Value type: {got}.")
+        _store(ref, held)
+        return old.raised()
     whole = _whole(idx)
     previous = old if whole else old[idx]
     value = _checked_value(ref, previous, value, "swap")

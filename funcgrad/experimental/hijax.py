@@ -32,6 +32,7 @@ results; its ``batch`` and ``transpose`` rules are not used (vmap batches ``expa
 
 from __future__ import annotations
 
+from funcgrad._api_util import canonicalize
 from funcgrad._ref_scopes import HITYPES, lift_box, lower_hi_values, note_made_boxes
 from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
@@ -309,6 +310,7 @@ class VJPHiPrimitive:
         prim, kind = self, type(self)
         arg_trees = [tu.tree_structure(lower_hi_values(a)) for a in args]
         lo_args, in_tree = tu.tree_flatten(lower_hi_values(tuple(args)))
+        lo_args = canonicalize(lo_args)  # (Python scalars as weak Arrays, as JAX's bind makes them)
         out_tree_box: list = []
 
         def lowered(out) -> list:

@@ -588,3 +588,35 @@ def test_a_box_given_to_cond_or_made_inside_jit_and_written_in_a_branch_as_jax()
             float(f(x)) for f in (lib.jit(closed_over), operand, lib.jit(operand)) for x in (1.0, -1.0)
         ]
     assert seen[funcgrad] == seen[jax] == [2.0, -1.0, 3.0, -1.0, 3.0, -1.0]
+
+
+def test_a_ref_holding_an_immutable_high_level_value_as_jax():
+    # hijax_test test_ref_to_tuple: new_ref of a high-level value, read and written whole, eagerly,
+    # as a jitted function's argument and inside a scan body (funcgrad's new_ref refused it).
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import MappingSpec
+    from jax.experimental import hijax as jhijax
+
+    seen = {}
+    for lib, hx, spec_base in ((funcgrad, hijax, object), (jax, jhijax, MappingSpec)):
+        make, get = _tuple_type(lib, hx, spec_base)
+
+        def write(r, x, make=make, get=get):
+            t = r[...]
+            r[...] = make(get(t, 1) + x, get(t, 0))
+            return x
+
+        def scanned(x, lib=lib, write=write, make=make):
+            r = lib.new_ref(make(x, x))
+            lib.lax.scan(lambda c, _: (write(r, c), None), x, None, length=3)
+            return r[...]
+
+        r = lib.new_ref(make(1.0, 2.0))
+        made_inside = lambda lib=lib, make=make, get=get: get(lib.new_ref(make(1, 2))[...], 1)  # noqa: E731
+        row = [float(lib.jit(made_inside)())]
+        write(r, 1.0)
+        lib.jit(write)(r, 1.0)
+        for t in (r[...], scanned(1.0), lib.ref.freeze(r)):
+            row += [(float(get(t, 0)), float(get(t, 1)), lib.typeof(get(t, 0)).weak_type)]
+        seen[lib] = row
+    assert seen[funcgrad] == seen[jax]
