@@ -140,6 +140,7 @@ dynamic_slice_p.def_abstract_eval(_dynamic_slice_abstract_eval)
 dynamic_slice_p.def_jvp(_linear_jvp(dynamic_slice_p, (0,)))
 dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 dynamic_slice_p.def_batch(_dynamic_slice_batch)
+dynamic_slice_p.def_traits(sparse="dynamic_slice")
 dynamic_slice_p.def_traits(linear=True)  # in the operand; the start indices are integers
 dynamic_slice_p.def_taylor(linear_taylor(dynamic_slice_p))  # (linear in its inexact operands)
 

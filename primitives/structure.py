@@ -108,6 +108,7 @@ broadcast_in_dim_p.def_impl(_bid_impl)
 broadcast_in_dim_p.def_abstract_eval(_bid_abstract_eval)
 deflinear(broadcast_in_dim_p, _bid_transpose)
 broadcast_in_dim_p.def_batch(_bid_batch)
+broadcast_in_dim_p.def_traits(sparse="broadcast_in_dim")
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
@@ -219,6 +220,7 @@ squeeze_p.def_impl(lambda x, *, dimensions: np.squeeze(x, axis=dimensions) if di
 squeeze_p.def_abstract_eval(_squeeze_abstract_eval)
 deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
 squeeze_p.def_batch(front_batch(squeeze_p, "dimensions"))
+squeeze_p.def_traits(sparse="squeeze")
 
 
 def squeeze(x, dimensions):
@@ -495,6 +497,7 @@ rev_p.def_impl(lambda x, *, dimensions: np.flip(x, dimensions) if dimensions els
 rev_p.def_abstract_eval(_rev_abstract_eval)
 deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 rev_p.def_batch(_rev_batch)
+rev_p.def_traits(sparse="rev")
 
 
 def rev(x, dimensions):
@@ -565,6 +568,7 @@ slice_p.def_impl(checked_impl(_slice_abstract_eval, _slice_impl))
 slice_p.def_abstract_eval(_slice_abstract_eval)
 deflinear(slice_p, _slice_transpose)
 slice_p.def_batch(_slice_batch)
+slice_p.def_traits(sparse="slice")
 
 
 def slice_(x, start_indices, limit_indices, strides=None):

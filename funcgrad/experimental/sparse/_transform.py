@@ -50,7 +50,14 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_transpose,
 )
 from funcgrad.experimental.sparse._bcsr import BCSR
-from funcgrad.experimental.sparse._structural import bcoo_concatenate
+from funcgrad.experimental.sparse._structural import (
+    bcoo_broadcast_in_dim,
+    bcoo_concatenate,
+    bcoo_dynamic_slice,
+    bcoo_rev,
+    bcoo_slice,
+    bcoo_squeeze,
+)
 from funcgrad.kernel import ir
 from funcgrad.kernel.traits import SPARSE_KINDS
 from funcgrad.tree_util import tree_flatten, tree_unflatten
@@ -154,6 +161,26 @@ _RULES = {
         else None
     ),
     "transpose": lambda x, eqn: bcoo_transpose(x, permutation=eqn.params["permutation"]),
+    "slice": lambda x, eqn: (
+        bcoo_slice(
+            x,
+            start_indices=eqn.params["start_indices"],
+            limit_indices=eqn.params["limit_indices"],
+            strides=eqn.params.get("strides"),
+        )
+        if isinstance(x, BCOO)
+        else None
+    ),
+    "dynamic_slice": lambda x, *starts, eqn: (
+        bcoo_dynamic_slice(x, starts, eqn.params["slice_sizes"])
+        if isinstance(x, BCOO) and not any(isinstance(i, BCOO) for i in starts)
+        else None
+    ),
+    "rev": lambda x, eqn: bcoo_rev(x, eqn.params["dimensions"]),
+    "squeeze": lambda x, eqn: bcoo_squeeze(x, dimensions=eqn.params["dimensions"]),
+    "broadcast_in_dim": lambda x, eqn: bcoo_broadcast_in_dim(
+        x, shape=eqn.params["shape"], broadcast_dimensions=eqn.params["broadcast_dimensions"]
+    ),
     "concatenate": lambda *xs, eqn: (
         bcoo_concatenate(xs, dimension=eqn.params["dimension"])
         if all(isinstance(x, BCOO) for x in xs)

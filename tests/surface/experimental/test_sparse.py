@@ -569,6 +569,10 @@ def test_sparsify_of_duplicated_indices_as_jax(op):
     np.testing.assert_array_equal(got.indices, want.indices)
 
 
+def jax_or_fg(np_):
+    return funcgrad if np_ is fnp else jax
+
+
 def test_sparse_results_of_division_concatenation_and_power_as_jax():
     """Sparse results where jax's are sparse: x / dense y (x times 1 / y), a concatenation of
     sparse operands (vstack, concatenate), x ** 2; division by a sparse array refused as jax's."""
@@ -581,6 +585,11 @@ def test_sparse_results_of_division_concatenation_and_power_as_jax():
         lambda np_, x, y: np_.vstack([x, y]),
         lambda np_, x, y: np_.concatenate([x, x], axis=1),
         lambda np_, x, y: x**2,
+        lambda np_, x, y: x[:, 1:3],  # slice
+        lambda np_, x, y: np_.flip(x, 0),  # rev
+        lambda np_, x, y: np_.broadcast_to(y, (2, 1, 3)),  # broadcast_in_dim
+        lambda np_, x, y: np_.squeeze(y, 0),
+        lambda np_, x, y: jax_or_fg(np_).lax.dynamic_slice(x, (1, 1), (1, 2)),
     ]
     for f in cases:
         got = sparse.sparsify(functools.partial(f, fnp))(BCOO.fromdense(a), BCOO.fromdense(b))
