@@ -384,6 +384,13 @@ class custom_partitioning:
         return partition
 
     def __call__(self, *args, **kwargs):
+        if self.sharding_rule is None and (
+            self.propagate_user_sharding is not None or self.infer_sharding_from_operands is not None
+        ):  # (funcgrad partitions with Shardy, which reads only a sharding_rule: JAX's refusal)
+            raise NotImplementedError(
+                "Shardy is used, but sharding propagation callbacks instead of sharding_rule are "
+                "provided. Need to provide sharding_rule to migrate to Shardy."
+            )
         try:
             bound = inspect.signature(self.fun).bind(*args, **kwargs)
         except (TypeError, ValueError) as e:

@@ -123,3 +123,17 @@ def test_rule_objects():
         ArrayMapping("a", BATCHING)
     with pytest.raises(ValueError, match="must specify its size"):
         SdyShardingRule((ArrayMapping(CompoundFactor("a", "b")),), ())
+
+
+def test_callbacks_without_a_sharding_rule_are_refused_as_jax():
+    """Partitioning is Shardy's (JAX's default): sharding propagation callbacks without a
+    ``sharding_rule`` are JAX's NotImplementedError, eagerly and under jit."""
+    jax = pytest.importorskip("jax")
+    from jax.experimental.custom_partitioning import custom_partitioning as jcp
+
+    for lib, cp in ((funcgrad, custom_partitioning), (jax, jcp)):
+        f = cp(lambda x: x)
+        f.def_partition(partition=lambda *a: None, infer_sharding_from_operands=lambda *a: None)
+        for call in (f, lib.jit(f)):
+            with pytest.raises(NotImplementedError, match="provide sharding_rule to migrate to Shardy"):
+                call(np.ones(4))
