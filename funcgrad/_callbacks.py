@@ -217,11 +217,18 @@ def _with_results(what: str, callback: Callable, result_shape_dtypes, args, kwar
     return host, result_avals, out_tree, dynamic
 
 
-def _bind_debug(callback: Callable, args, kwargs, ordered: bool) -> None:
+def _bind_debug(callback: Callable, args, kwargs, ordered: bool, partitioned: bool = False) -> None:
     tree, dynamic, static = _split(args, kwargs)
     call = _host_function(callback, tree, static, len(dynamic) + len(static))
     name = getattr(callback, "__name__", type(callback).__name__)
-    debug_callback_p.bind(*dynamic, callback=HostCallback(call, name), ordered=bool(ordered))
+    params = {"callback": HostCallback(call, name), "ordered": bool(ordered)}
+    # ``partitioned``: each device calls it on its own blocks in a compiled program, as JAX's (an
+    # eager call sees the whole values, as JAX's impl)
+    if partitioned and (
+        type(core.current_trace()) is not core.EvalTrace or any(isinstance(x, core.Tracer) for x in dynamic)
+    ):
+        params["partitioned"] = True
+    debug_callback_p.bind(*dynamic, **params)
 
 
 def debug_callback(callback: Callable[..., None] | None = None, *args: Any, ordered: bool = False,
@@ -236,15 +243,13 @@ def debug_callback(callback: Callable[..., None] | None = None, *args: Any, orde
     >>> [float(v) for v in seen]
     [3.0]
     """
-    if partitioned:
-        raise ValueError("debug.callback: partitioned=True is not supported (funcgrad runs on one device)")
 
     def bound(callback, *c_args, **c_kwargs):
         if not callable(callback):
             raise TypeError(
                 f"debug.callback: the first argument must be callable, got {type(callback).__name__}"
             )
-        _bind_debug(callback, c_args, c_kwargs, ordered)
+        _bind_debug(callback, c_args, c_kwargs, ordered, partitioned)
 
     if callback is not None:
         bound(callback, *args, **kwargs)
@@ -291,7 +296,7 @@ def _printer(fmt: str, has_placeholders: bool, printoptions: dict, log_level: in
     return emit
 
 
-def _print(fmt, args, kwargs, ordered, skip_format_check, log_level):
+def _print(fmt, args, kwargs, ordered, skip_format_check, log_level, partitioned=False):
     if not isinstance(fmt, str):
         raise TypeError(f"debug.print: the format must be a string, got {type(fmt).__name__}")
     if not skip_format_check:
@@ -300,7 +305,7 @@ def _print(fmt, args, kwargs, ordered, skip_format_check, log_level):
         field is not None for _, field, _, _ in string.Formatter().parse(fmt)
     )
     emit = _printer(fmt, has_placeholders, np.get_printoptions(), log_level)
-    _bind_debug(emit, args, kwargs, ordered)
+    _bind_debug(emit, args, kwargs, ordered, partitioned)
 
 
 def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
@@ -314,14 +319,12 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, parti
     >>> _ = funcgrad.jit(lambda x: debug_print("x = {}", x) or x)(2.0)
     x = 2.0
     """
-    if partitioned:
-        raise ValueError("debug.print: partitioned=True is not supported (funcgrad runs on one device)")
     if fmt is not None:
-        _print(fmt, args, kwargs, ordered, skip_format_check, None)
+        _print(fmt, args, kwargs, ordered, skip_format_check, None, partitioned)
         return None
     if args or kwargs:
         raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
-    return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, None)
+    return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, None, partitioned)
 
 
 def debug_log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
@@ -338,11 +341,9 @@ def debug_log(fmt: str | None = None, *args: Any, ordered: bool = False, partiti
     >>> debug_log("loss {}", 0.5); logger.removeHandler(keep); records
     ['loss 0.5']
     """
-    if partitioned:
-        raise ValueError("debug.log: partitioned=True is not supported (funcgrad runs on one device)")
     if fmt is not None:
-        _print(fmt, args, kwargs, ordered, skip_format_check, logging.INFO)
+        _print(fmt, args, kwargs, ordered, skip_format_check, logging.INFO, partitioned)
         return None
     if args or kwargs:
         raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
-    return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, logging.INFO)
+    return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, logging.INFO, partitioned)

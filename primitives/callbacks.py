@@ -215,13 +215,13 @@ debug_callback_p.def_taylor(lambda primals, series, **params: (debug_callback_p.
 
 
 @debug_callback_p.def_impl
-def _debug_impl(*args, callback, ordered):
+def _debug_impl(*args, callback, ordered, partitioned=False):
     callback(*[np.asarray(a) for a in args])
     return []
 
 
 @debug_callback_p.def_abstract_eval
-def _debug_abstract_eval(*avals, callback, ordered):
+def _debug_abstract_eval(*avals, callback, ordered, partitioned=False):
     return []
 
 
@@ -232,12 +232,12 @@ def _debug_jvp(primals, tangents, **params):
 
 
 @debug_callback_p.def_batch
-def _debug_batch(axis_size, vals, dims, *, callback, ordered):
+def _debug_batch(axis_size, vals, dims, *, callback, ordered, **params):
     # Unrolled over the mapped axis, one call per index, as JAX's rule: under nested vmaps the
     # innermost vmap's axis is the outer loop (JAX's print order), and the calls are equations.
     for i in range(axis_size):
         args = [v if d is None else index_in_dim(v, i, d, keepdims=False) for v, d in zip(vals, dims)]
-        debug_callback_p.bind(*args, callback=callback, ordered=ordered)
+        debug_callback_p.bind(*args, callback=callback, ordered=ordered, **params)
     return [], []
 
 

@@ -22,7 +22,9 @@ from funcgrad.xla_bridge.emitter import aval_type, register
 CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}
 
 
-def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | None = None, sharding=None):
+def _custom_call(
+    ctx, args, host, out_types, side_effect: bool, token: str | None = None, sharding=None, partitioned=False
+):
     mb = ctx.fb.module
     index = len(mb.host_callbacks)
     mb.host_callbacks.append(host)
@@ -46,11 +48,26 @@ def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | Non
         # runs it on its own block.
         attrs += f", sdy.sharding = {mb.spmd.on_device(_device_index(mb.spmd, sharding), len(out_types))}"
     target = CALLBACK_TARGETS.get(mb.platform, CALLBACK_TARGETS["cpu"])
+    if partitioned:
+        # (XLA's partitioner runs this target on each device, on its local blocks of the operands,
+        # whatever the custom call's own sharding: JAX's debug callbacks with partitioned=True; its
+        # partitioner needs the operands' layouts written, as JAX's lowering writes them)
+        target = target.replace("xla_ffi_", "xla_ffi_partitioned_")
+        layouts = [_layout(a.ndim) for a in ctx.avals_in]
+        attrs += f", operand_layouts = [{', '.join(layouts)}], result_layouts = []"
     rhs = (
         f"stablehlo.custom_call @{target}({', '.join(args)}) {{{attrs}}} : "
         f"({', '.join(in_types)}) -> ({', '.join(out_types)})"
     )
     return ctx.fb.emit_results(rhs, len(out_types))
+
+
+def _layout(ndim: int) -> str:
+    """The row-major layout of an operand of rank ``ndim`` (minor-to-major), as an attribute."""
+    if ndim == 0:
+        return "dense<> : tensor<0xindex>"
+    dims = ", ".join(str(d) for d in reversed(range(ndim)))
+    return f"dense<[{dims}]> : tensor<{ndim}xindex>"
 
 
 def _device_index(spmd, sharding) -> int:
@@ -84,31 +101,38 @@ def _pure_callback(ctx, *args, callback, result_avals, vmap_method, sharding=Non
 
 
 @register(debug_callback_p)
-def _debug_callback(ctx, *args, callback, ordered):
+def _debug_callback(ctx, *args, callback, ordered, partitioned=False):
     if not ordered:
 
         def host(*arrays):
             callback(*[np.array(a) for a in arrays])
             return ()
 
-        _custom_call(ctx, args, host, [], side_effect=True)
+        _custom_call(ctx, args, host, [], side_effect=True, partitioned=partitioned)
         return []
 
     def ordered_host(token, *arrays):
         callback(*[np.array(a) for a in arrays])
         return (token,)
 
-    _chain(ctx, args, ordered_host, [])
+    _chain(ctx, args, ordered_host, [], partitioned=partitioned)
     return []
 
 
-def _chain(ctx, args, host, out_types, sharding=None):
+def _chain(ctx, args, host, out_types, sharding=None, partitioned=False):
     """A side-effecting custom call threaded on the function body's token chain; its results."""
     fb = ctx.fb
     if fb.effect_token is None:
         fb.effect_token = fb.emit("stablehlo.after_all : !stablehlo.token")
     token, *outs = _custom_call(
-        ctx, args, host, out_types, side_effect=True, token=fb.effect_token, sharding=sharding
+        ctx,
+        args,
+        host,
+        out_types,
+        side_effect=True,
+        token=fb.effect_token,
+        sharding=sharding,
+        partitioned=partitioned,
     )
     fb.effect_token = token
     return outs

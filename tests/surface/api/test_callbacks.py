@@ -249,8 +249,12 @@ def test_debug_callback_forms_and_errors():
         debug.callback(3)
     with pytest.raises(TypeError, match="two-call"):
         debug.callback(None, 1.0)
-    with pytest.raises(ValueError, match="partitioned"):
-        debug.callback(seen.append, 1.0, partitioned=True)
+    # partitioned=True (each device's blocks, tests/surface/spmd/test_debug_sharding.py) on one
+    # device is the whole value, as JAX's
+    debug.callback(seen.append, 2.0, partitioned=True)
+    funcgrad.jit(lambda x: debug.callback(seen.append, x, partitioned=True))(3.0)
+    funcgrad.effects_barrier()
+    assert [float(v) for v in seen[1:]] == [2.0, 3.0]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -184,3 +184,38 @@ def test_an_ordered_debug_print_over_several_devices_is_refused_as_jax():
             got.append([type(e).__name__, str(e).split(":")[0]])
     assert got == run_jax(ORDERED_ORACLE)
     assert got[0] == ["ValueError", "The following ordered effects are not supported for more than 1 device"]
+
+
+PARTITIONED_ORACLE = """
+import json, numpy as np, jax
+seen = []
+keep = lambda tag: (lambda v: seen.append([tag, np.asarray(v).tolist()]))
+mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+arr = jax.device_put(np.arange(8), jax.NamedSharding(mesh, jax.P("x")))
+jax.jit(lambda x: jax.debug.callback(keep("jit"), x, partitioned=True))(arr)
+jax.debug.callback(keep("eager"), arr, partitioned=True)
+jax.jit(lambda x: jax.debug.callback(keep("sum"), x.sum(), partitioned=True))(arr)
+mesh3 = jax.make_mesh((1, 1, 2), ("a", "b", "c"), axis_types=(jax.sharding.AxisType.Auto,) * 3)
+a3 = jax.device_put(np.arange(24).reshape(2, 3, 4), jax.NamedSharding(mesh3, jax.P("a", "b", "c")))
+jax.jit(jax.vmap(lambda x: jax.debug.callback(keep("vmap"), x, partitioned=True)))(a3)
+jax.effects_barrier()
+print(json.dumps(sorted(seen)))
+"""
+
+
+def test_partitioned_debug_callbacks_run_on_each_device_as_jax():
+    # (JAX's debugging_primitives_test PartitionedDebugCallbackTest: partitioned=True calls the
+    # callback on each device's block inside a compiled program -- XLA's partitioned callback
+    # target -- and on the whole value eagerly; funcgrad refused partitioned=True)
+    seen = []
+    keep = lambda tag: lambda v: seen.append([tag, np.asarray(v).tolist()])  # noqa: E731
+    mesh = make_mesh((2,), ("x",), (AxisType.Auto,))
+    arr = funcgrad.device_put(np.arange(8), NamedSharding(mesh, P("x")))
+    funcgrad.jit(lambda x: funcgrad.debug.callback(keep("jit"), x, partitioned=True))(arr)
+    funcgrad.debug.callback(keep("eager"), arr, partitioned=True)
+    funcgrad.jit(lambda x: funcgrad.debug.callback(keep("sum"), x.sum(), partitioned=True))(arr)
+    mesh3 = make_mesh((1, 1, 2), ("a", "b", "c"), (AxisType.Auto,) * 3)
+    a3 = funcgrad.device_put(np.arange(24).reshape(2, 3, 4), NamedSharding(mesh3, P("a", "b", "c")))
+    funcgrad.jit(funcgrad.vmap(lambda x: funcgrad.debug.callback(keep("vmap"), x, partitioned=True)))(a3)
+    funcgrad.effects_barrier()
+    assert sorted(seen) == run_jax(PARTITIONED_ORACLE)
