@@ -322,6 +322,8 @@ def attribute_text(value, other=None) -> str:
     if isinstance(value, np.generic):
         return f"{_scalar_literal(value)} : {mlir_element_type(value.dtype)}"
     if isinstance(value, np.ndarray):
+        if value.dtype.names == ("float0",):  # (JAX's float0 arrays: booleans, all false)
+            value = np.zeros(value.shape, np.bool_)
         return dense_attr(value)
     if isinstance(value, dict):
         return (

@@ -202,6 +202,11 @@ def test_lowered_calls_as_jax():
     assert 'mhlo.frontend_attributes = {num_batch_dims = "1"}' in got
 
     x = np.ones(3, np.float32)
+    zero = np.zeros((), dtype=jax.dtypes.float0)  # (a float0 attribute: a false boolean, as jax's)
+    texts = [
+        line(lib, lambda v, lib=lib: lib.ffi.ffi_call(KNOWN, v)(v, param=zero), x) for lib in (funcgrad, jax)
+    ]
+    assert texts[0] == texts[1] and "param = dense<false> : tensor<i1>" in texts[0]
     for lib in (funcgrad, jax):
         f = lib.ffi.ffi_call(KNOWN, x, custom_call_api_version=2)
         with pytest.raises(ValueError, match="The use of ffi_call attributes requires a custom call API"):
