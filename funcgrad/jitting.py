@@ -243,12 +243,22 @@ class PjitFunction(Dispatcher):
         static_pos = dict(static_key)
         positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
         names = []
-        params = list(self._signature.parameters) if self._signature is not None else []
+        params, var = [], None  # (the positional parameters, then the *args one, as JAX names them)
+        if self._signature is not None:
+            for p in self._signature.parameters.values():
+                if p.kind is p.VAR_POSITIONAL:
+                    var = p.name
+                    break
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    params.append(p.name)
         for path, _ in tu.tree_leaves_with_path((dyn_args, dyn_kwargs)):
             head, rest = path[0], path[1:]
             if head.idx == 0:
                 pos = positions[rest[0].idx]
-                label = params[pos] if pos < len(params) else f"args[{pos}]"
+                if pos < len(params):
+                    label = params[pos]
+                else:
+                    label = f"{var}[{pos - len(params)}]" if var is not None else f"args[{pos}]"
                 names.append(f"{label}{tu.keystr(rest[1:])}")
             else:
                 names.append(f"{rest[0].key}{tu.keystr(rest[1:])}")

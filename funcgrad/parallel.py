@@ -690,7 +690,8 @@ def pmap(
     if backend is not None and devices is None:
         devices = xla_bridge.devices(backend)
 
-    def run(*args, **kwargs):
+    def run(*flat_args, **kwargs):  # (JAX's pmap names its arguments flat_args[i] in errors)
+        args = flat_args
         if _bodies.depth:
             raise ValueError(
                 f"{where} is called inside a shard_map or pmap body: a pmap cannot be nested there (JAX 0.10 "

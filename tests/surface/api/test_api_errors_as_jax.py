@@ -476,3 +476,20 @@ def test_concrete_values_of_forward_and_eager_grad_tracers_as_jax(name):
         assert got == want
     else:
         funcgrad.tree_util.tree_map(np.testing.assert_allclose, got, want)
+
+
+@pytest.mark.parametrize(
+    "fun, n",
+    [(lambda *args, **kw: args[0], 2), (lambda x, *rest: x, 3), (lambda x, y=1.0, *more: x, 4)],
+)
+def test_compiled_call_names_star_args_as_jax(fun, n):
+    # a *args parameter's leaves are named args[i] (counted from it) in JAX's mismatch message
+    # (funcgrad said 'args' for the first and args[2] for a third positional argument)
+    args = [np.ones(i + 1, np.float32) for i in range(n)]
+    bad = [*args[:-1], args[-1].astype(np.int32)]
+    lines = []
+    for lib in (jax, funcgrad):
+        with pytest.raises(TypeError) as e:
+            lib.jit(fun).lower(*args).compile()(*bad)
+        lines.append(str(e.value).splitlines()[-1])
+    assert lines[0] == lines[1]

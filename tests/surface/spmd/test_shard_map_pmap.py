@@ -56,6 +56,15 @@ CASES = {
 }
 
 Y = np.array([3.14])
+
+
+def last_line(f):  # (the line of a multi-line message that names the argument)
+    try:
+        f()
+    except TypeError as e:
+        raise TypeError(str(e).splitlines()[-1]) from None
+
+
 ERRORS = {  # each raises: the exception's type and message as jax's
     "in_axes_prefix": lambda L: L.pmap(lambda x, y: x, in_axes=((0, 0, 0), 0))((Y, Y), Y),
     "in_axes_prefix_kwargs": lambda L: L.pmap(lambda x, y: x, in_axes=((0, 0), 0))(x=(Y, Y), y=Y),
@@ -63,6 +72,11 @@ ERRORS = {  # each raises: the exception's type and message as jax's
     "no_devices": lambda L: L.pmap(lambda x: x, devices=[]),
     "unbound_name": lambda L: L.pmap(lambda x: L.lax.psum(x, "batch"))(Y),
     "pshuffle_perm": lambda L: L.pmap(lambda x: L.lax.pshuffle(x, "i", [1, 1, 0]), "i")(np.ones(3)),
+    "compiled_argument_name": lambda L: last_line(
+        lambda: L.pmap(lambda x: x - L.lax.pmean(x, "i"), "i")
+        .lower(np.ones((8, 4), np.float32))
+        .compile()(np.ones((8, 4), np.int32))
+    ),
     "compiler_option_unknown": lambda L: L.pmap(lambda x: L.lax.psum(x, "i"), "i")
     .lower(np.ones(8))
     .compile(compiler_options={"invalid_key": "invalid_value"}),
