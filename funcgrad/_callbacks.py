@@ -17,6 +17,7 @@ as they were passed; non-array leaves (strings, None, objects) are passed throug
 
 from __future__ import annotations
 
+import copy
 import logging
 import string
 import sys
@@ -28,7 +29,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._shardings import NamedSharding, SingleDeviceSharding
-from funcgrad.kernel import core
+from funcgrad.kernel import core, source_info
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray
@@ -44,7 +45,8 @@ __all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_ca
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = ("pure_callback",)
 
-_logger = logging.getLogger("funcgrad.debug")
+# debug.log's records go to JAX's logger name (a user's handler on "jax" sees them, as JAX's).
+_logger = logging.getLogger("jax._src.debugging")
 # A failing host callback is logged under JAX's logger name: libraries filter the record by it
 # (equinox's filter_jit drops name "jax._src.callback", message "jax.pure_callback failed", since
 # it raises its own error in the callback's place).
@@ -281,16 +283,26 @@ class _FormatChecker(string.Formatter):
 
 
 def _printer(fmt: str, has_placeholders: bool, printoptions: dict, log_level: int | None):
+    record = None
+    if log_level is not None:
+        # As JAX's: the record is made where debug.log was called (the user's file and line) and
+        # handed to the logger's handlers whatever the logger's level (``Logger.handle``).
+        where = source_info.user_source_info()
+        file, line = (where.file, where.line) if where is not None else ("(unknown file)", 0)
+        record = _logger.makeRecord(_logger.name, log_level, file, line, "", (), None)
+
     def emit(*args, **kwargs):
         with np.printoptions(**printoptions):
             if has_placeholders:
                 message = fmt.format(*args, **kwargs)
             else:
                 message = " ".join((fmt, *(str(a) for a in args)))
-        if log_level is None:
+        if record is None:
             sys.stdout.write(message + "\n")
         else:
-            _logger.log(log_level, message)
+            logged = copy.copy(record)
+            logged.msg = message
+            _logger.handle(logged)
 
     emit.__name__ = "debug_print"
     return emit
@@ -329,15 +341,16 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, parti
 
 def debug_log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
               skip_format_check: bool = False, **kwargs: Any):  # fmt: skip
-    """Like ``debug.print``, but the message goes to the ``funcgrad.debug`` logger (level INFO).
+    """Like ``debug.print``, but the message goes to JAX's ``jax._src.debugging`` logger as an INFO
+    record of the line that called it, handed to its handlers whatever the logger's level (JAX's).
 
     >>> import logging
     >>> records = []
     >>> class Keep(logging.Handler):
     ...     def emit(self, record):
     ...         records.append(record.getMessage())
-    >>> logger, keep = logging.getLogger("funcgrad.debug"), Keep()
-    >>> logger.addHandler(keep); logger.setLevel(logging.INFO)
+    >>> logger, keep = logging.getLogger("jax._src.debugging"), Keep()
+    >>> logger.addHandler(keep)
     >>> debug_log("loss {}", 0.5); logger.removeHandler(keep); records
     ['loss 0.5']
     """

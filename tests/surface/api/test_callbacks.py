@@ -4,6 +4,7 @@ host callback), grad, vmap and control flow; printed text compared with jax.debu
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import textwrap
@@ -314,10 +315,29 @@ def test_ordered_prints_keep_their_order_under_jit(capsys):
     assert capsys.readouterr().out.splitlines() == [f"step {i} {float(i)}" for i in range(5)]
 
 
-def test_debug_log_goes_to_the_logger(caplog):
-    with caplog.at_level(logging.INFO, logger="funcgrad.debug"):
-        funcgrad.jit(lambda x: debug.log("loss {}", x) or x)(0.25)
-    assert [r.getMessage() for r in caplog.records] == ["loss 0.25"]
+def test_debug_log_goes_to_the_logger_as_jax():
+    # As JAX's (debugging_primitives_test test_debug_print_with_logging): an INFO record on the
+    # logger "jax._src.debugging" of the line that called debug.log, handed to the logger's
+    # handlers whatever its level (funcgrad logged on "funcgrad.debug" through the level check).
+    jax = pytest.importorskip("jax")
+    seen = {}
+    for lib in (funcgrad, jax):
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logger = logging.getLogger("jax._src.debugging")
+        logger.addHandler(handler)
+        try:
+            lib.jit(lambda x, lib=lib: lib.debug.log("loss {}", x) or x)(0.25)
+            lib.effects_barrier()
+        finally:
+            logger.removeHandler(handler)
+        seen[lib] = [(r.getMessage(), r.levelno, r.name, os.path.basename(r.pathname)) for r in records]
+    assert (
+        seen[funcgrad]
+        == seen[jax]
+        == [("loss 0.25", logging.INFO, "jax._src.debugging", "test_callbacks.py")]
+    )
 
 
 # ----------------------------------------------------------------------------------------------
