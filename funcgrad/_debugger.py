@@ -118,17 +118,26 @@ class _Debugger(cmd.Cmd):
         f = self.frame
         self.stdout.write(f"> {f.filename}({f.lineno})\n")
         lines = linecache.getlines(f.filename)
-        # The enclosing function's lines (the module's, at top level); ``context`` lines either side.
+        # The enclosing function's source as JAX's debugger reads it (``inspect.getsource``: its
+        # decorators, its body, then one empty line; the module's at top level), and of it
+        # ``context`` lines before the line above the current one and after the current one.
         lo, hi = max(f.lineno - 1, 0), f.lineno
         while lo > 0 and not lines[lo].lstrip().startswith(("def ", "async def ")):
             lo -= 1
-        while hi < len(lines) and (lines[hi].startswith((" ", "\t")) or not lines[hi].strip()):
+        indent = len(lines[lo]) - len(lines[lo].lstrip()) if lo > 0 else -1  # (the def's)
+        while lo > 0 and lines[lo - 1].lstrip().startswith("@"):
+            lo -= 1
+        while hi < len(lines) and (
+            len(lines[hi]) - len(lines[hi].lstrip()) > indent or not lines[hi].strip()
+        ):
             hi += 1
-        if context is not None:
-            lo, hi = max(lo, f.lineno - 1 - context), min(hi, f.lineno + context)
-        for n in range(lo, hi):
-            marker = "->  " if n + 1 == f.lineno else "    "
-            self.stdout.write(f"{marker}{lines[n].rstrip()}\n")
+        while hi > f.lineno and not lines[hi - 1].strip():
+            hi -= 1
+        source = [line.rstrip() for line in lines[lo:hi]] + [""]
+        offset = f.lineno - 1 - lo
+        for i, line in enumerate(source):
+            if context is None or offset - 1 - context <= i <= offset + context:
+                self.stdout.write(f"{'->  ' if i == offset else '    '}{line}\n")
 
     def do_l(self, arg):
         """l: the source around the current line."""

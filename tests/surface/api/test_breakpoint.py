@@ -4,6 +4,7 @@ as the oracle."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import sys
@@ -101,14 +102,18 @@ def test_cli_streams_as_jax():
     jax = pytest.importorskip("jax")
 
     def run(lib, np_mod, jitted):
-        stdin, stdout = io.StringIO("p y\nc\n"), io.StringIO()
+        stdin, stdout = io.StringIO("p y\nl\nu\nc\n"), io.StringIO()  # (l, u: the source as jax's)
 
         def f(x):
             y = np_mod.sin(x)
             lib.debug.breakpoint(stdin=stdin, stdout=stdout, backend="cli")
             return y
 
-        (lib.jit(f) if jitted else f)(np_mod.float32(2.0))
+        @functools.partial(lib.jit if jitted else (lambda g: g))
+        def g(x):
+            return f(x)
+
+        g(np_mod.float32(2.0))
         lib.effects_barrier()
         return stdout.getvalue()
 
