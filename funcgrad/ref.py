@@ -424,6 +424,10 @@ def empty_ref(ty, memory_space: Any = None) -> Ref:
     >>> empty_ref(funcgrad.ShapeDtypeStruct((2,), np.float32))[...].shape
     (2,)
     """
+    if getattr(ty, "is_high", False):  # (a high-level type: zeros of its low-level types, raised)
+        return new_ref(
+            ty.raise_val(*[fnp.zeros(t.shape, t.dtype) for t in ty.lo_ty()]), memory_space=memory_space
+        )
     return new_ref(fnp.zeros(ty.shape, ty.dtype), memory_space=memory_space)
 
 

@@ -620,3 +620,42 @@ def test_a_ref_holding_an_immutable_high_level_value_as_jax():
             row += [(float(get(t, 0)), float(get(t, 1)), lib.typeof(get(t, 0)).weak_type)]
         seen[lib] = row
     assert seen[funcgrad] == seen[jax]
+
+
+def test_empty_ref_of_a_high_level_type_as_jax():
+    # hijax_test test_empty_ref_and_freeze: empty_ref of a high-level type holds a value of it (zeros
+    # of its low-level types), which freeze gives back raised (funcgrad asked the type for a dtype).
+    jax = pytest.importorskip("jax")
+    from jax.experimental import hijax as jhijax
+
+    seen = {}
+    for lib, hx in ((funcgrad, hijax), (jax, jhijax)):
+
+        class Q:
+            def __init__(self, arr, scale):
+                self.arr, self.scale = arr, scale
+
+        class QTy(hx.HiType):
+            def __init__(self, shape):
+                self.shape = shape
+
+            def __eq__(self, other):
+                return type(other) is QTy and other.shape == self.shape
+
+            def __hash__(self):
+                return hash(self.shape)
+
+            def lo_ty(self, hx=hx):
+                return [hx.ShapedArray(self.shape, np.int8), hx.ShapedArray(self.shape[:1], np.float32)]
+
+            def lower_val(self, q):
+                return [q.arr, q.scale]
+
+            def raise_val(self, arr, scale):
+                return Q(arr, scale)
+
+        hx.register_hitype(Q, lambda q, ty=QTy: ty(q.arr.shape))
+        ty = lib.typeof(Q(np.ones((2, 3), np.int8), np.ones(2, np.float32)))
+        out = lib.jit(lambda lib=lib, ty=ty: lib.freeze(lib.empty_ref(ty)))()
+        seen[lib] = [type(out).__name__, *(str(lib.typeof(v)) for v in (out.arr, out.scale))]
+    assert seen[funcgrad] == seen[jax] == ["Q", "int8[2,3]", "float32[2]"]
