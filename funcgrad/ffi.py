@@ -36,6 +36,7 @@ from funcgrad import lax
 from funcgrad.kernel import core
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import AbstractToken, ShapedArray
+from funcgrad.numpy._dtypes import ExtendedArray
 from funcgrad.xla_bridge import execute as _execute
 from funcgrad.xla_bridge import ffi as _xffi
 from funcgrad.xla_bridge.emitter import lowering_rules as _lowering_rules
@@ -342,6 +343,8 @@ def ffi_call(
                 "The use of ffi_call attributes requires a custom call API version of at least 4; "
                 f"got api_version={custom_call_api_version}."
             )
+        # (a typed PRNG key goes to the kernel as its key data, JAX's physical type of it)
+        args = [getattr(x, "_base_array", x) if isinstance(x, ExtendedArray) else x for x in args]
         in_avals = [core.get_aval(x) for x in args]
         static_in_layouts = _layouts(in_avals, input_layouts, "input")
         aliases = []

@@ -207,6 +207,12 @@ def test_lowered_calls_as_jax():
         line(lib, lambda v, lib=lib: lib.ffi.ffi_call(KNOWN, v)(v, param=zero), x) for lib in (funcgrad, jax)
     ]
     assert texts[0] == texts[1] and "param = dense<false> : tensor<i1>" in texts[0]
+    # a typed PRNG key goes as its key data (JAX's physical type)
+    texts = [
+        line(lib, lambda k, lib=lib: lib.ffi.ffi_call(KNOWN, (), has_side_effect=True)(k), lib.random.key(0))
+        for lib in (funcgrad, jax)
+    ]
+    assert texts[0].split("=", 1)[1] == texts[1].split("=", 1)[1] and "(tensor<2xui32>) -> ()" in texts[0]
     for lib in (funcgrad, jax):
         f = lib.ffi.ffi_call(KNOWN, x, custom_call_api_version=2)
         with pytest.raises(ValueError, match="The use of ffi_call attributes requires a custom call API"):
