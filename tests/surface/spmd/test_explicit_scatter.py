@@ -105,9 +105,11 @@ def test_vmap_over_an_explicitly_sharded_dimension_as_jax(meshes):
         x = put(np.arange(8.0, dtype=np.float32).reshape(4, 2), "x", None)
         zeros = lib.vmap(lambda v: np_.zeros((3,), np.float32), out_axes=-1)(x)
         both = lib.jit(lib.vmap(lambda v, w: v * 2 + w, in_axes=(0, None)))(x, np.ones(2, np.float32))
+        # (an unmapped Array operand of an elementwise op: its size-1 broadcast dimension unsplit)
+        eager = lib.vmap(lambda v, w: v * w, in_axes=(0, None))(x, put(np.ones(2, np.float32), None))
         with pytest.raises(ValueError, match="Mapped away dimension of inputs passed to vmap"):
             lib.vmap(lambda a, b: a + b)(x, put(np.ones((4, 2), np.float32), None, "y"))
-        return zeros, both
+        return zeros, both, eager
 
     _same(*_both(meshes, build))
 
