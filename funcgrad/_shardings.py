@@ -499,9 +499,10 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
         elif isinstance(s, PartitionSpec):
             mesh = concrete_mesh(where=where)
             if mesh is None:
-                raise ValueError(
-                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
-                    "or call inside `with mesh:`"
+                raise ValueError(  # (JAX's words first)
+                    f"Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to {where}: {what} has "
+                    f"the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) or call inside "
+                    "`with mesh:`"
                 )
             s = NamedSharding(mesh, s)
         elif isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh):

@@ -583,7 +583,14 @@ def _along_unsharded(what: str, param: str):
                     f"{_ALONG.get(what, _ALONG[None])} Got input type={a.str_short()} and axis={axis}. "
                     "Reshard that axis whole first (funcgrad.sharding.reshard)."
                 )
-        return [spec_of(a) for a in avals_in[: len(avals_out)]]
+        if what != "sort":
+            return [spec_of(a) for a in avals_in[: len(avals_out)]]
+        # A sort's operands are sorted together: each result is split as the operands are, a
+        # dimension taking the first operand's axes that has any (argsort's iota is created
+        # replicated here, where JAX creates it with the sorted array's sharding).
+        specs = [spec_of(a) for a in avals_in]
+        merged = tuple(next((p[d] for p in specs if p[d]), ()) for d in range(avals_in[0].ndim))
+        return [merged] * len(avals_out)
 
     return rule
 
@@ -820,6 +827,9 @@ def install(families) -> None:
     st.slice_p.def_sharding_rule(_cut("slicing"))
     st.pad_p.def_sharding_rule(_cut("padding"))
     families["indexing"].dynamic_slice_p.def_sharding_rule(_cut("dynamic_slice"))
+    wd = families["windowed"]
+    for p in (wd.reduce_window_sum_p, wd.reduce_window_max_p, wd.reduce_window_min_p):
+        p.def_sharding_rule(_cut("reduce_window"))  # (JAX's: a window's result as a slice's)
     srt = families["sorting"]
     for p in (srt.cumsum_p, srt.cumprod_p, srt.cummax_p, srt.cummin_p):
         p.def_sharding_rule(_along_unsharded(p.name, "axis"))

@@ -165,3 +165,15 @@ def test_operations_needing_whole_dimensions_refuse_in_jax_words(meshes):
 
     ours, theirs = _both(meshes, build)
     assert ours == theirs
+
+
+def test_sorts_and_windows_keep_the_sharding_as_jax(meshes):
+    def build(np_, put, lib):
+        x = put(np.array([4, 3, 2, 5, 6, 0, 1, 7], np.int32).reshape(4, 2), None, "x")
+        y = put(np.arange(128.0, dtype=np.float32).reshape(4, 32), "x", "y")
+        pooled = lib.jit(lambda v: lib.lax.reduce_window(v, -np.inf, lib.lax.max, (1, 2), (1, 2), "SAME"))(y)
+        return np_.argsort(x, axis=0).astype(np.int32), pooled
+
+    _same(*_both(meshes, build))
+    with pytest.raises(ValueError, match="Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed"):
+        funcgrad.device_put(np.ones(4), fs.P("x"))
