@@ -500,8 +500,8 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
             mesh = concrete_mesh(where=where)
             if mesh is None:
                 raise ValueError(  # (JAX's words first)
-                    f"Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to {where}: {what} has "
-                    f"the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) or call inside "
+                    f"Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to {where}: {what} "
+                    f"has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) or call inside "
                     "`with mesh:`"
                 )
             s = NamedSharding(mesh, s)
