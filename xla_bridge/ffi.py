@@ -15,12 +15,13 @@ headers (``include_dir``), and ``lower_ffi_call``, the text lowering rule of the
 # XLA decodes into the handler's typed attributes. StableHLO's own form, ``api_version = 4 : i32``
 # with the dictionary as ``backend_config``, is read the same way by XLA (funcgrad's host
 # callbacks use it), but programs are read as JAX writes them: JAX's ffi_test and tools looking
-# for ``op.attributes["mhlo.backend_config"]``, exported modules compared with JAX's. Python values become attributes as JAX converts them: ``int`` -> ``i64``, ``float``
-# -> ``f64``, ``bool`` -> ``i1``, NumPy scalars keep their dtype, NumPy arrays become dense
-# elements, ``str`` a string, dicts dictionaries (``dtypes.attribute_text``, NOTE: [attributes as
-# text]). Layouts are minor-to-major ``dense<...> :
-# tensor<Nxindex>``; ``input_output_aliases`` become ``output_operand_aliases``. A legacy
-# target (api_version < 4) gets its opaque ``backend_config`` string instead.
+# for ``op.attributes["mhlo.backend_config"]``, exported modules compared with JAX's. Python
+# values become attributes as JAX converts them: ``int`` -> ``i64``, ``float`` -> ``f64``,
+# ``bool`` -> ``i1``, NumPy scalars keep their dtype, NumPy arrays become dense elements (a
+# float0 array false booleans), ``str`` a string, dicts dictionaries (``dtypes.attribute_text``,
+# NOTE: [attributes as text]). Layouts are minor-to-major ``dense<...> : tensor<Nxindex>``;
+# ``input_output_aliases`` become ``output_operand_aliases``. A legacy target (api_version < 4)
+# gets its opaque ``backend_config`` string instead.
 """
 
 from __future__ import annotations
@@ -127,8 +128,9 @@ class HashableAttribute:
     def __eq__(self, other):
         return isinstance(other, HashableAttribute) and self._key == other._key
 
-    def __repr__(self):
-        return repr(self.value)
+    def __repr__(self):  # (as JAX prints them in a jaxpr's params)
+        kind = "HashableArray" if isinstance(self.value, np.ndarray) else "FrozenDict"
+        return f"{kind}({self.value!r})"
 
 
 def plain(value):

@@ -207,6 +207,13 @@ def test_lowered_calls_as_jax():
         line(lib, lambda v, lib=lib: lib.ffi.ffi_call(KNOWN, v)(v, param=zero), x) for lib in (funcgrad, jax)
     ]
     assert texts[0] == texts[1] and "param = dense<false> : tensor<i1>" in texts[0]
+    # dict and array attributes print in a jaxpr as JAX's (FrozenDict, HashableArray)
+    printed = [
+        str(lib.make_jaxpr(lambda v, lib=lib: lib.ffi.ffi_call(KNOWN, v)(v, d={"a": 1}, a=np.arange(2)))(x))
+        for lib in (funcgrad, jax)
+    ]
+    for text in printed:
+        assert "('a', HashableArray(array([0, 1])))" in text and "('d', FrozenDict({'a': 1}))" in text
     # a typed PRNG key goes as its key data (JAX's physical type)
     texts = [
         line(lib, lambda k, lib=lib: lib.ffi.ffi_call(KNOWN, (), has_side_effect=True)(k), lib.random.key(0))
