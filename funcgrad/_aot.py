@@ -181,7 +181,9 @@ class _RefStaged(Staged):
     """A staged call whose program reads or writes Refs (``plan``, a ``RefPlan``): its outputs are
     the function's, then the written Refs' final values; the call unflattens them as a pair."""
 
-    __slots__ = ("plan", "user_tree")
+    # (box_variants: the traces of its signature for other structures of the boxes it closes
+    # over, funcgrad/jitting.py's _box_variants)
+    __slots__ = ("plan", "user_tree", "box_variants")
     stateful = True
 
     def __init__(self, closed, out_tree, hoisted, ins, outs, plan, n_outs):

@@ -414,8 +414,15 @@ class PjitFunction(Dispatcher):
                 f"comparing two objects of types {type(key)} and {type(key)}. The error was:\n"
                 + "".join(traceback.format_exception(e))
             ) from None
+        changed = None
         if entry is not None and type(entry) is _RefStaged and not entry.plan.boxes_unchanged():
-            entry = None  # a closed-over box changed structure since: traced again, as JAX's
+            # A closed-over box changed structure since: the trace made for its structure now, else
+            # a new one (JAX's cache keys on the boxes' types: hijax_test
+            # test_closed_over_type_changing_box)
+            changed = entry
+            entry = next((e for e in _box_variants(changed) if e.plan.boxes_unchanged()), None)
+            if entry is not None:
+                self._cache[key] = entry
         if entry is None:
             self._misses += 1
             names = self._arg_names(static_key, dyn_args, dyn_kwargs)
@@ -423,6 +430,9 @@ class PjitFunction(Dispatcher):
             entry = self._trace(static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names)
             if not entry.hoisted:
                 # A jaxpr that captured tracers of an enclosing transformation is not reusable.
+                if changed is not None and type(entry) is _RefStaged:
+                    entry.box_variants = _box_variants(changed)
+                    entry.box_variants.append(entry)
                 self._cache[key] = entry
         else:
             self._hits += 1
@@ -613,7 +623,8 @@ class PjitFunction(Dispatcher):
     def clear_cache(self) -> None:
         """Forget traced and compiled programs of this function; its executables are freed once
         nothing else holds them, as JAX's are."""
-        closed = [getattr(entry, "closed", None) for entry in self._cache.values()]
+        entries = [v for entry in self._cache.values() for v in _box_variants(entry)]
+        closed = [getattr(entry, "closed", None) for entry in entries]
         self._cache.clear()
         self._clear_dispatch()
         programs.forget_programs([c for c in closed if c is not None])
@@ -779,6 +790,17 @@ def jit(
 
 
 # NOTE: [jit instances hold their function weakly]
+def _box_variants(entry) -> list:
+    """The traces of one signature made for different structures of the boxes it closes over
+    (``entry`` among them), sharing one list."""
+    variants = getattr(entry, "box_variants", None)
+    if variants is None:
+        variants = [entry]
+        if type(entry) is _RefStaged:
+            entry.box_variants = variants
+    return variants
+
+
 # `jit(f)` made twice shares one state (traces, compiled programs), as JAX's weakref_lru_cache
 # keyed on `f`: `_instances` maps (id(f), options) to [weakref(f), weakref(jitted), jitted's
 # instance dict]. Only the jitted object holds `f` (in slots, outside that dict), so deleting

@@ -659,3 +659,34 @@ def test_empty_ref_of_a_high_level_type_as_jax():
         out = lib.jit(lambda lib=lib, ty=ty: lib.freeze(lib.empty_ref(ty)))()
         seen[lib] = [type(out).__name__, *(str(lib.typeof(v)) for v in (out.arr, out.scale))]
     assert seen[funcgrad] == seen[jax] == ["Q", "int8[2,3]", "float32[2]"]
+
+
+def test_a_closed_over_box_changing_structure_back_reuses_its_trace_as_jax():
+    # hijax_test test_closed_over_type_changing_box: a jitted function keeps a trace per structure
+    # of the boxes it closes over; a box set back to an earlier structure reuses that trace
+    # (funcgrad kept only the last one and traced again).
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import Box as JaxBox
+
+    fg_box = Box({})
+    fg = (lambda: fg_box.get().get("v"), lambda v: fg_box.set({} if v is None else {"v": v}))
+    jax_box = JaxBox(None)
+    jx = (jax_box.get, jax_box.set)
+    seen = {}
+    for lib, (get, put) in ((funcgrad, fg), (jax, jx)):
+        traces = []
+
+        def f(get=get, put=put, traces=traces):
+            traces.append(None)
+            x = get()
+            put(0 if x is None else x + 1)
+
+        f = lib.jit(f)
+        row = []
+        for _ in range(2):
+            put(None)
+            for _ in range(3):
+                f()
+            row += [int(get()), len(traces)]
+        seen[lib] = row
+    assert seen[funcgrad] == seen[jax] == [2, 2, 2, 2]
