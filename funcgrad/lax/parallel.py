@@ -315,6 +315,8 @@ def pcast(x, axis_name, *, to):
     >>> funcgrad.vmap(lambda x: pcast(x, "i", to="varying"), axis_name="i")(np.ones(2)).tolist()
     [1.0, 1.0]
     """
+    if isinstance(axis_name, set | frozenset):  # (JAX's TypeError: a set has no order)
+        raise TypeError(f"{axis_name=} must be a tuple or a str. Got {axis_name}")
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
     names = _names(axis_name, "pcast")

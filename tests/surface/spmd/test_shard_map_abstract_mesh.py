@@ -46,3 +46,18 @@ def test_shard_map_over_an_abstract_mesh_as_jax():
         assert tuple(a.sharding.spec) == tuple(b.sharding.spec)
     assert ours[1] == theirs[1]
     assert ours[2] == theirs[2] == (frozenset(),) * 3
+
+
+def test_pcast_refuses_a_set_of_names_as_jax():
+    words = []
+    for lib, sh, shard_map in ((funcgrad, fs, funcgrad.shard_map), (jax, js, jax.shard_map)):
+        mesh = sh.Mesh(np.array(lib.devices()[:2]), ("x",))
+
+        def f(x, lib=lib):
+            with pytest.raises(TypeError) as e:
+                lib.lax.pcast(x, {"x"}, to="varying")
+            words.append(str(e.value))
+            return x
+
+        shard_map(f, mesh=mesh, in_specs=sh.PartitionSpec(), out_specs=sh.PartitionSpec())(np.arange(8.0))
+    assert words[0] == words[-1]
