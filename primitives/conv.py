@@ -349,7 +349,7 @@ def _impl(lhs, rhs, **p):
     nsp = x.ndim - 2
     if any(d > 1 for d in lhs_dilation) and all(s == 1 for s in window_strides) and batch_group_count == 1:
         canonical = _transposed_impl(x, w, padding, lhs_dilation, rhs_dilation, feature_group_count)
-        return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)))
+        return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)), dtype=dtype)
     N, C, O, ksp = x.shape[0], x.shape[1], w.shape[0], w.shape[2:]
     x = dilate_pad(x, 0, ((0, 0), (0, 0), *padding), (1, 1, *lhs_dilation))
     view = window_view(x, (1, 1, *ksp), (1, 1, *window_strides), (1, 1, *rhs_dilation))
@@ -381,7 +381,8 @@ def _impl(lhs, rhs, **p):
     else:
         res = np.moveaxis(res, -1, 1).transpose(2, 0, 1, *range(3, 3 + nsp))  # (rows, G, O', spatial)
         canonical = res.reshape(rows, O, *out_sp)
-    return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)))
+    # (NumPy's matmul of bfloat16 gives float32: the result has the primitive's dtype)
+    return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)), dtype=dtype)
 
 
 # NOTE: [depthwise float64 convolutions]

@@ -9,10 +9,10 @@ explicit ``(lo, hi)`` pairs (``padtype_to_pads``), string dimension numbers a
 ``ConvDimensionNumbers`` (``conv_dimension_numbers``), ``precision`` a pair of ``Precision``.
 Shapes, feature/group counts and paddings are checked by the primitive's abstract evaluation
 before anything runs (eagerly too), so a mistake raises a ``ValueError`` or ``TypeError`` naming
-the argument and the shapes, never an XLA error. Operands of different dtypes are promoted (NEP 50,
-like ``lax.dot_general`` here; JAX refuses them), so float32 images meet float64 weights. Unlike
-JAX, a kernel larger than the padded input is an error here (JAX returns an empty output), as is
-padding that crops the input away.
+the argument and the shapes, never an XLA error. Operands of different dtypes are JAX's TypeError
+under JAX's dtype rules (32-bit mode, the alias); funcgrad's own 64-bit mode promotes them (NumPy
+2's rules, so that float32 images meet the float64 weights its initialisers give).
+``preferred_element_type`` follows JAX's rule.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, canonicalize_dtype, promote_args
 from funcgrad.numpy.contractions import einsum
 from funcgrad.primitives import conv as cv
@@ -185,8 +186,11 @@ def conv_general_dilated(
     (2, 4, 4, 16)
     """
     name = "lax.conv_general_dilated"
-    # Mixed input dtypes are promoted (NEP 50), as lax.dot_general does here (JAX itself refuses).
-    lhs, rhs = promote_args(asarray(lhs), asarray(rhs))
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    if not _dt.jax_rules:
+        # funcgrad's 64-bit mode promotes mixed dtypes (NumPy 2's rules, so that a JAX program's
+        # float32 images meet the float64 weights its initialisers give here); JAX's rules refuse
+        lhs, rhs = promote_args(lhs, rhs)
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(  # (JAX's words first)
             "conv_general_dilated lhs and rhs must have the same number of dimensions, but got "
@@ -215,6 +219,7 @@ def conv_general_dilated(
                 f"pairs, got {padding!r}"
             ) from None
     pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
+    _check_dtypes(name, lhs.dtype, rhs.dtype, pet)
     return cv.conv_general_dilated(
         lhs,
         rhs,
@@ -228,6 +233,34 @@ def conv_general_dilated(
         precision=canonicalize_precision(precision, name, algorithms=False),
         preferred_element_type=pet,
     )
+
+
+def _check_dtypes(name, lhs, rhs, pet) -> None:
+    """JAX's dtype rule of a convolution (after its shape checks): operands of one dtype (no
+    promotion), and ``preferred_element_type`` as ``lax._validate_preferred_element_type`` allows it
+    -- integers to integers of the same signedness or to floats, floats to floats, complex to
+    complex, never narrower.
+
+    >>> _check_dtypes("lax.conv_general_dilated", np.dtype("int8"), np.dtype("int8"), np.dtype("uint16"))
+    Traceback (most recent call last):
+    TypeError: `preferred_element_type` must have the same signedness as the original type.
+    """
+    if lhs != rhs:
+        raise TypeError(f"{name} requires arguments to have the same dtypes, got {lhs}, {rhs}.")
+    if pet is None:
+        return
+    kind, want = _dt.kind(lhs), _dt.kind(pet)
+    if not (kind in "iu" and want == "f"):
+        if any(kind in group and want not in group for group in ("iu", "f", "c")):
+            raise TypeError(
+                "Input type is incompatible with `preferred_element_type`. The compatible combinations "
+                "of (input_type, preferred_element_type) are (integral, integral), (integral, floating), "
+                "(floating, floating), (complex, complex."
+            )
+        if kind == "i" and want != "i":
+            raise TypeError("`preferred_element_type` must have the same signedness as the original type.")
+    if np.dtype(pet).itemsize < np.dtype(lhs).itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original type.")
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -316,6 +349,10 @@ def conv_transpose(
     (1, 10, 4)
     """
     lhs, rhs = asarray(lhs), asarray(rhs)
+    if not _dt.jax_rules:
+        # funcgrad's 64-bit mode promotes mixed dtypes (NumPy 2's rules, so that a JAX program's
+        # float32 images meet the float64 weights its initialisers give here); JAX's rules refuse
+        lhs, rhs = promote_args(lhs, rhs)
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(
             "lax.conv_transpose: lhs and rhs must have the same rank >= 2, got shapes "

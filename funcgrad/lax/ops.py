@@ -592,6 +592,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         )
         res = dot_general(lhs.astype(wide), rhs.astype(wide), dimension_numbers, precision, wide)
         return res.astype(out)
+    _check_upcast(
+        _dot_result_type(lhs.dtype, rhs.dtype) if lhs.dtype != rhs.dtype else lhs.dtype, pet, precision
+    )
     if lhs.dtype != rhs.dtype:
         # Mixed input dtypes: JAX's dot_general takes the "larger" type by XLA's order (complex,
         # exponent range, precision, width, signed), no promotion lattice: float32 x int32 is float32
@@ -606,6 +609,31 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     params = dict(dimension_numbers=dn, precision=precision, preferred_element_type=pet)
     _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, **params)
     return dt.dot_general(lhs, rhs, dn, pet, precision)
+
+
+def _bit_width(d) -> int:
+    kind = _dt.kind(d)
+    if kind in "fc":
+        return _dt.finfo(_dt.real_dtype(d)).bits
+    return 1 if kind == "b" else _dt.iinfo(d).bits
+
+
+def _check_upcast(result, pet, precision) -> None:
+    """JAX's ``_maybe_upcast`` (XLA's MaybeUpcast): a ``preferred_element_type`` other than the
+    contraction's type may not be narrower than a non-floating one (int32 inputs with float16,
+    bool-times-int8 with bool), unless ``precision`` names a dot algorithm.
+
+    >>> _check_upcast(np.dtype("int32"), np.dtype("float16"), None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: `preferred_element_type` must not be narrower than the original type, got ...
+    """
+    if pet is None or result == pet or isinstance(precision, (dt.DotAlgorithm, dt.DotAlgorithmPreset)):
+        return
+    if _dt.kind(result) != "f" and _bit_width(pet) < _bit_width(result):
+        raise TypeError(
+            "`preferred_element_type` must not be narrower than the original type, got "
+            f"preferred_element_type of {pet} for result type of {result}."
+        )
 
 
 def _no_common_float(a, b) -> bool:

@@ -322,9 +322,19 @@ def test_bad_dimension_numbers_and_dtypes():
         lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWW", "HWIO", "NHWC"))
     with pytest.raises(TypeError, match="same set of spatial"):
         lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HXIO", "NHWC"))
-    # The surface promotes mixed dtypes (as lax.dot_general does); the primitive requires one dtype.
+    # Mixed dtypes: funcgrad's 64-bit mode promotes them (NumPy 2's rules); under JAX's rules
+    # (32-bit mode) they are JAX's TypeError; the primitive requires one dtype.
     mixed = lax.conv_general_dilated(x.astype(np.float32), w, (1, 1), "SAME", dimension_numbers=DN_NHWC)
     assert mixed.dtype == np.float64
+    previous = funcgrad.config.jax_enable_x64
+    funcgrad.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(TypeError, match="requires arguments to have the same dtypes"):
+            lax.conv_general_dilated(
+                x.astype(np.float16), w.astype(np.float32), (1, 1), "SAME", dimension_numbers=DN_NHWC
+            )
+    finally:
+        funcgrad.config.update("jax_enable_x64", previous)
     dn = lax.conv_dimension_numbers(x.shape, w.shape, DN_NHWC)
     params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1), rhs_dilation=(1, 1))
     with pytest.raises(TypeError, match="one dtype"):
@@ -420,3 +430,15 @@ def test_conv_of_an_empty_spatial_input_as_jax(lhs_dilation):
     got = funcgrad.lax.conv_general_dilated(x, w, **kw)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16])
+def test_preferred_bfloat16_eager_dtype_as_jax(dtype):
+    # The eager impl's NumPy matmul of bfloat16 gave float32 (the lax-parameter fuzzer's probe)
+    import ml_dtypes
+
+    x, w = np.ones((1, 2, 4), dtype), np.ones((3, 2, 2), dtype)
+    want = jax.lax.conv_general_dilated(x, w, (1,), "VALID", preferred_element_type=ml_dtypes.bfloat16)
+    got = lax.conv_general_dilated(x, w, (1,), "VALID", preferred_element_type=ml_dtypes.bfloat16)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))

@@ -131,6 +131,46 @@ WORDED = [
     ("rev_repeated", lambda lax, np_: lax.rev(np_.ones((2, 3)), (0, 0))),
     ("rev_float", lambda lax, np_: lax.rev(np_.ones((2, 3)), (1.0,))),
     ("rev_int", lambda lax, np_: lax.rev(np_.ones((2, 3)), 1)),
+    # (preferred_element_type as JAX's dtype rules check it: the lax-parameter fuzzer's probe)
+    (
+        "dot_general_narrower_pet",
+        lambda lax, np_: lax.dot_general(
+            np_.ones((2, 3), np.int32),
+            np_.ones((3,), np.int32),
+            (((1,), (0,)), ((), ())),
+            preferred_element_type=np.float16,
+        ),
+    ),
+    (
+        "dot_bool_int8_pet_bool",
+        lambda lax, np_: lax.dot(np_.ones(3, bool), np_.ones(3, np.int8), preferred_element_type=np.bool_),
+    ),
+    (
+        "conv_pet_signedness",
+        lambda lax, np_: lax.conv(
+            np_.ones((1, 1, 3), np.int8),
+            np_.ones((1, 1, 2), np.int8),
+            (1,),
+            "VALID",
+            preferred_element_type=np.uint16,
+        ),
+    ),
+    (
+        "conv_pet_float_to_complex",
+        lambda lax, np_: lax.conv(
+            np_.ones((1, 1, 3)), np_.ones((1, 1, 2)), (1,), "VALID", preferred_element_type=np.complex128
+        ),
+    ),
+    (
+        "conv_pet_narrower_int",
+        lambda lax, np_: lax.conv(
+            np_.ones((1, 1, 3), np.int32),
+            np_.ones((1, 1, 2), np.int32),
+            (1,),
+            "VALID",
+            preferred_element_type=np.int8,
+        ),
+    ),
     ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
     (
         "dynamic_slice_index_types",
