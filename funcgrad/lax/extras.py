@@ -373,6 +373,11 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     dn = ragged_dot_dimension_numbers
     lhs, rhs, gs = fnp.asarray(lhs), fnp.asarray(rhs), fnp.asarray(group_sizes)
     mode, ragged, (lc, rc), (lb, rb) = _ragged_check(lhs.shape, rhs.shape, gs.shape, dn)
+    if mode in ("contracting", "noncontracting") and getattr(gs.shape[-1], "traced", False):
+        raise TypeError(  # (a symbolic export's group count; JAX's words)
+            "ragged_dot_general requires the group count (last dimension of group_sizes) to be static "
+            "in Mode 1 (non-contracting) and Mode 2 (contracting)."
+        )
     if not fnp.issubdtype(gs.dtype, fnp.integer):
         raise TypeError("ragged_dot_general requires that group_sizes.dtype is subtype of np.integer.")
     l_prefix = _ragged_prefix(mode, lhs.ndim, ragged, lb, lc)

@@ -557,3 +557,26 @@ def test_uses_global_constants_of_an_export_calling_another_as_jax(inner, outer,
         return e.uses_global_constants, o.uses_global_constants, str(o.out_avals)
 
     assert run(funcgrad, export) == run(jax, jexport)
+
+
+def test_ragged_dot_with_a_symbolic_group_count_is_refused_as_jax():
+    # shape_poly_test's ragged_dot mode_2_contracting_dynamic_group_error
+    def run(lib, exp_mod):
+        def f(lhs, rhs, gs):
+            dn = lib.lax.RaggedDotDimensionNumbers(
+                dot_dimension_numbers=(([1], [0]), ([], [])),
+                lhs_ragged_dimensions=[1],
+                rhs_group_dimensions=[],
+            )
+            return lib.lax.ragged_dot_general(lhs, rhs, gs, dn)
+
+        scope = exp_mod.SymbolicScope()
+        specs = [
+            lib.ShapeDtypeStruct(exp_mod.symbolic_shape(s, scope=scope), d)
+            for s, d in (("m, k", np.float32), ("k, n", np.float32), ("g", np.int32))
+        ]
+        with pytest.raises(TypeError) as e:
+            exp_mod.export(lib.jit(f))(*specs)
+        return str(e.value)
+
+    assert run(funcgrad, export) == run(jax, jexport)
