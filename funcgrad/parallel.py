@@ -538,13 +538,22 @@ def out_specs_of(out_specs, shaped, mesh, manual, where):
 def _jax_rank_error(fun_name, prefix, path, base, aval, spec) -> str:
     """JAX's words for a spec longer than its value's rank (its ``_spec_rank_error``, one entry)."""
     rank, n = aval.ndim, len(spec)
-    return (
+    msg = (
         f"shard_map applied to the function '{fun_name}' was given an {prefix}_specs entry which is too long "
         f"to be compatible with the corresponding {prefix}put value from the function:\n\n"
         f"{prefix}_specs{path} is {spec} which has length {n}, but {base}{path} has shape "
         f"{aval.str_short(short_dtypes=False)}, "
-        f"which has rank {rank} (and {rank} < {n})"
+        f"which has rank {rank} (and {rank} < {n})\n\n"
+        f"Entries in {prefix}_specs must be of length no greater than the number of axes in the "
+        f"corresponding {prefix}put value.\n\nEither revise the spec to be shorter, or modify '{fun_name}' "
+        f"so that its {prefix}puts have sufficient rank."
     )
+    if not rank:
+        msg += (
+            f"\n\nFor scalar values (rank 0), consider using an {prefix}_specs entry of `P()`, where "
+            "`P = jax.sharding.PartitionSpec`."
+        )
+    return msg
 
 
 # ----------------------------------------------------------------------------------------------

@@ -61,3 +61,15 @@ def test_pcast_refuses_a_set_of_names_as_jax():
 
         shard_map(f, mesh=mesh, in_specs=sh.PartitionSpec(), out_specs=sh.PartitionSpec())(np.arange(8.0))
     assert words[0] == words[-1]
+
+
+def test_a_spec_longer_than_a_scalar_is_refused_in_jax_words():
+    words = []
+    for lib, sh, shard_map in ((funcgrad, fs, funcgrad.shard_map), (jax, js, jax.shard_map)):
+        mesh = sh.Mesh(np.array(lib.devices()[:2]), ("x",))
+        with pytest.raises(ValueError) as e:
+            shard_map(lambda v: v, mesh=mesh, in_specs=sh.PartitionSpec(None), out_specs=sh.PartitionSpec())(
+                3.0
+            )
+        words.append(str(e.value).split("has shape")[-1].replace("float64", "float32"))
+    assert words[0].startswith(words[1])  # (JAX's words, then funcgrad's hint)
