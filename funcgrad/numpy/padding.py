@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import asarray, concrete_or_error, constant, constant_like, convert
 from funcgrad.numpy.indexing import getitem
@@ -114,6 +115,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return x
     if x.size == 0 and any(b or a for b, a in widths):
         raise ValueError(f"can't extend empty axes with mode {mode!r}; use mode='constant'")
+    if mode in ("reflect", "symmetric"):
+        _check_symbolic_reflection(x.shape, pad_width, mode)
     if mode in _INDEX_MODES:
         reflect_type = kwargs.get("reflect_type", "even")
         if reflect_type not in ("even", "odd"):
@@ -140,6 +143,44 @@ def pad(array, pad_width, mode="constant", **kwargs):
             x = _stat_pad(x, axis, before, after, mode, length)
         return x
     raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")  # (JAX's type and words)
+
+
+def _decided(a, op: str, b) -> bool:
+    """``a <op> b`` of sizes, decided for every size a symbolic export allows when one is traced."""
+    if hasattr(a, "decide"):
+        return a.decide(b, op)
+    if hasattr(b, "decide"):
+        return b.decide(a, {">": "<", ">=": "<="}[op])
+    return a > b if op == ">" else a >= b
+
+
+def _check_symbolic_reflection(shape, pad_width, mode) -> None:
+    """JAX's refusal of a reflecting pad whose sizes a symbolic export traces (NOTE: [symbolic
+    comparisons at sample sizes] in funcgrad/export/_polymorphic.py) unless every size it allows
+    has the axis longer than 1 and at least the padding (one period of reflection), in its words."""
+    pairs = pad_width if isinstance(pad_width, list | tuple) and len(pad_width) == len(shape) else None
+    if pairs is None or not all(isinstance(p, list | tuple) and len(p) == 2 for p in pairs):
+        return
+    for i, (n, (before, after)) in enumerate(zip(shape, pairs)):
+        if not any(getattr(v, "traced", False) for v in (n, before, after)) or n == 0:
+            continue
+        if before == 0 and after == 0:
+            continue
+        for padding, side in ((before, "left"), (after, "right")):
+            try:
+                offset = 1 if (mode == "reflect" and _decided(n, ">", 1)) else 0
+                poly = any(getattr(v, "traced", False) for v in (n, padding))
+                ok = not poly or (_decided(n, ">", 1) and _decided(n - offset, ">=", padding))
+            except core.InconclusiveDimensionOperation:
+                ok = False
+            if not ok:
+                raise ValueError(  # (JAX's words)
+                    "Shape polymorphism is supported for jnp.pad with 'reflect' or 'symmetric' padding "
+                    "mode only when it is possible to determine at lowering time that the axis size "
+                    f"(= {getattr(n, 'expr', n)}) is larger than 1 and larger or equal than the padding "
+                    f"length (= {getattr(padding, 'expr', padding)}). Error while handling {side} padding "
+                    f"on axis {i}."
+                )
 
 
 def _reflect_odd(x, axis, width, mode, before):

@@ -507,6 +507,18 @@ _COMPUTED_SIZES = {
     "repeat_total": (lambda L, x: L.numpy.repeat(x, x.shape[0], total_repeat_length=8), "b, 2", (3, 2)),
     "split_sections": (lambda L, x: L.numpy.split(x, x.shape[0] // 2), "b + 4", (16,)),
     "reshape_error": (lambda L, x: x.reshape([x.shape[0], -1, 3]), "b, 2, 4", (3, 2, 4)),
+    "pad_reflect_odd": (
+        lambda L, x: L.numpy.pad(
+            x, [[x.shape[0] - 1, 0], [x.shape[1], 1]], mode="reflect", reflect_type="odd"
+        ),
+        "b, 5",
+        (3, 5),
+    ),
+    "pad_symmetric": (
+        lambda L, x: L.numpy.pad(x, [[x.shape[0], 0], [0, 1]], mode="symmetric"),
+        "b, 5",
+        (3, 5),
+    ),
     "reduce_window_b": (
         lambda L, x: L.lax.reduce_window(x, np.float32(1), L.lax.min, (2, x.shape[0]), (1, 1), "VALID"),
         "b, 8",
