@@ -188,7 +188,7 @@ def hessenberg(a):
     (1,)
     """
     h, taus = sp.hessenberg(a)
-    return h, taus
+    return [h, taus]  # (a list, as JAX's bind of the multiple-result primitive gives)
 
 
 def householder_product(a, taus):
@@ -208,7 +208,7 @@ def lu(x):
     ([1, 1], [1, 0])
     """
     lu_, pivots, perm = la.lu(x)
-    return lu_, pivots, perm
+    return [lu_, pivots, perm]  # (a list, as JAX's bind of the multiple-result primitive gives)
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
@@ -381,7 +381,7 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
         raise ValueError(
             "schur: sorting the eigenvalues (sort_eig_vals, select_callable) is not supported on CPU"
         )
-    return tuple(sp.schur(x, compute_schur_vectors=compute_schur_vectors))
+    return list(sp.schur(x, compute_schur_vectors=compute_schur_vectors))  # (a list, as JAX's bind)
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):
@@ -451,7 +451,7 @@ def tridiagonal(a, *, lower: bool = True):
     >>> d.tolist(), e.tolist()
     ([2.0, 3.0], [1.0])
     """
-    return tuple(sp.tridiagonal(a, lower=lower))
+    return list(sp.tridiagonal(a, lower=lower))  # (a list, as JAX's bind)
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):

@@ -485,7 +485,7 @@ def top_k(operand, k: int, *, axis: int = -1):
         perm = tuple(i for i in range(operand.ndim) if i != ax) + (ax,)
         back = tuple(int(i) for i in np.argsort(perm))
         values, idx = top_k(st.transpose(operand, perm), k)
-        return st.transpose(values, back), st.transpose(idx, back)
+        return [st.transpose(values, back), st.transpose(idx, back)]
     n = operand.shape[-1]
     k = int(k)
     if not 0 <= k <= n:
@@ -507,7 +507,8 @@ def top_k(operand, k: int, *, axis: int = -1):
     _, values, idx = srt.sort((rev(keys), rev(operand), iota), axis, num_keys=1)
     values = rev(values)
     idx = ew.sub_p.bind(constant(n - 1, np.int32), rev(idx))
-    return st.slice_in_dim(values, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)
+    # (a list, as JAX's bind of the two-result primitive gives: a pytree of the two is a list's)
+    return [st.slice_in_dim(values, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)]
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):

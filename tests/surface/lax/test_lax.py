@@ -456,3 +456,25 @@ def test_bitcast_of_a_0d_array_keeps_its_shape_as_jax():
         got, want = lax.bitcast_convert_type(x, dtype), jax.lax.bitcast_convert_type(x, dtype)
         assert got.shape == want.shape and np.array_equal(got, want)
     assert funcgrad.numpy.remainder(np.array(1.5), np.array(2.0)).shape == ()
+
+
+def test_multiple_result_functions_return_lists_as_jax():
+    # JAX's bind of a multiple-result primitive gives a list: top_k, lu, schur, hessenberg and
+    # tridiagonal return lists (funcgrad gave tuples: another pytree structure in jit/vmap outputs
+    # and tree_map; the lax-parameter fuzzer's probe)
+    jax = pytest.importorskip("jax")
+    m = np.eye(3) + 0.1
+    calls = [
+        lambda L: L.top_k(np.arange(6.0).reshape(2, 3), 2),
+        lambda L: L.top_k(np.arange(6.0).reshape(2, 3), 1, axis=0),
+        lambda L: L.linalg.lu(m),
+        lambda L: L.linalg.schur(m),
+        lambda L: L.linalg.schur(m, compute_schur_vectors=False),
+        lambda L: L.linalg.hessenberg(m),
+        lambda L: L.linalg.tridiagonal(m),
+    ]
+    for call in calls:
+        want = jax.tree_util.tree_structure(call(jax.lax))
+        assert str(funcgrad.tree_util.tree_structure(call(lax))) == str(want)
+    got = funcgrad.vmap(lambda v: lax.top_k(v, 1))(np.ones((2, 3)))
+    assert isinstance(got, list)
