@@ -255,7 +255,7 @@ def _sharding_of(x):
     return s
 
 
-def _specs_of_args(specs, args, mesh, manual, where) -> list:
+def _specs_of_args(specs, args, mesh, manual, where, smap=False) -> list:
     """One spec per argument leaf: a PartitionSpec, or ``None`` for a static (unmapped) leaf."""
     leaves = tu.tree_leaves(args)
     if specs is Infer:
@@ -263,6 +263,10 @@ def _specs_of_args(specs, args, mesh, manual, where) -> list:
         explicit = [t for t in types if t is not None and getattr(t, "name", "") == "Explicit"]
         if len(explicit) != len(manual):
             kinds = ", ".join(str(getattr(t, "name", t)) for t in types)
+            if smap:  # (JAX's words for smap)
+                raise TypeError(
+                    f"in_axes was not specified when axis_name={frozenset(manual)} was of type {kinds}"
+                )
             raise TypeError(
                 f"{where}: shard_map in_specs argument must be a pytree of `PartitionSpec` instances, but it "
                 f"was not given while axis_names={set(manual)} are of type {kinds}: pass in_specs= (one "
@@ -283,6 +287,7 @@ def shard_map(
     axis_names=frozenset(),
     check_vma: bool = True,
     check_rep: bool | None = None,
+    _smap: bool = False,
 ):
     """Map ``f`` over the devices of ``mesh`` (default: the mesh set with ``set_mesh``/``use_mesh``):
     each device runs ``f`` on its blocks of the arguments (``in_specs``: a PartitionSpec per
@@ -310,6 +315,7 @@ def shard_map(
             check_vma=check_vma,
             axis_names=axis_names,
             check_rep=check_rep,
+            _smap=_smap,
         )
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, got {type(f).__name__}")
@@ -328,7 +334,7 @@ def shard_map(
         if in_specs_ is None:
             leaf_specs = [None] * len(flat)
         else:
-            leaf_specs = _specs_of_args(in_specs_, args, m, manual, where)
+            leaf_specs = _specs_of_args(in_specs_, args, m, manual, where, _smap)
         paths = _paths(args, "in_specs")
         dyn_pos = [i for i, s in enumerate(leaf_specs) if s is not None]
         dyn = [asarray(flat[i]) for i in dyn_pos]
@@ -474,7 +480,7 @@ def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
     check(out_axes, "out_axes", False)
     in_specs = in_axes if in_axes is Infer else tu.tree_map(spec, in_axes, is_leaf=lambda x: x is None)
     out_specs = tu.tree_map(spec, out_axes, is_leaf=lambda x: x is None)
-    return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name})
+    return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name}, _smap=True)
 
 
 def _check_typed_match(x, norm, mesh, manual, path):

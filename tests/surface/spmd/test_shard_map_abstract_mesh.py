@@ -73,3 +73,11 @@ def test_a_spec_longer_than_a_scalar_is_refused_in_jax_words():
             )
         words.append(str(e.value).split("has shape")[-1].replace("float64", "float32"))
     assert words[0].startswith(words[1])  # (JAX's words, then funcgrad's hint)
+
+
+def test_smap_without_in_axes_over_an_auto_axis_is_refused_in_jax_words():
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        mesh = sh.Mesh(np.array(lib.devices()[:2]), ("x",), axis_types=(sh.AxisType.Auto,))
+        with sh.set_mesh(mesh) if lib is funcgrad else jax.set_mesh(mesh):
+            with pytest.raises(TypeError, match="in_axes was not specified when axis_name=frozenset"):
+                lib.smap(lambda v: v * 2, out_axes=0, axis_name="x")(np.arange(4.0))
