@@ -317,17 +317,18 @@ def _overridden(ndim: int):
     return wanted + ((),) * (ndim - len(wanted))
 
 
+# The mesh axes ``vmap(..., spmd_axis_name=)`` names (set by the sharding family's
+# ``spmd_axis_name``); () when none.
+_spmd_axes: contextvars.ContextVar = contextvars.ContextVar("spmd_axes", default=())
+# The explicit mesh axes the mapped dimension of the vmap being traced is split over (JAX's
+# ``AxisData.explicit_mesh_axis``: its inputs' mapped dimensions' sharding); () when none.
+_explicit_axes: contextvars.ContextVar = contextvars.ContextVar("explicit_axes", default=())
+
+
 def vmapped_axes() -> tuple:
     """The mesh axes the mapped dimension of the ``vmap`` being traced is split over
     (``spmd_axis_name``, else its inputs' explicit axes; JAX's ``get_sharding_for_vmap``)."""
-    sh = _families_sharding()
-    return tuple(sh._spmd_axes.get()) or tuple(sh._explicit_axes.get())
-
-
-def _families_sharding():
-    from funcgrad.primitives import sharding  # (a sibling family, loaded by then)
-
-    return sharding
+    return tuple(_spmd_axes.get()) or tuple(_explicit_axes.get())
 
 
 def dot_general_rule(avals_in, avals_out, *, dimension_numbers, out_sharding=None, **params):

@@ -42,7 +42,6 @@ cotangent passes untagged (JAX's backward pass is not tagged either).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import math
 import weakref
@@ -51,7 +50,7 @@ from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import JET_OF_SUBPROGRAM
-from funcgrad.primitives._sharding_rules import spec_of
+from funcgrad.primitives._sharding_rules import _explicit_axes, _spmd_axes, spec_of, vmapped_axes
 from funcgrad.primitives.call import jit_p
 
 from funcgrad.kernel import batching, core
@@ -125,12 +124,6 @@ def _insert(spec, d, names=()):
     return (*spec[:d], tuple(names), *spec[d:])
 
 
-_spmd_axes: contextvars.ContextVar = contextvars.ContextVar("spmd_axes", default=())
-# The explicit mesh axes the mapped dimension of the vmap being traced is split over (JAX's
-# ``AxisData.explicit_mesh_axis``: its inputs' mapped dimensions' sharding); () when none.
-_explicit_axes: contextvars.ContextVar = contextvars.ContextVar("explicit_axes", default=())
-
-
 @contextlib.contextmanager
 def explicit_mesh_axis(names: tuple):
     """While a ``vmap`` whose mapped inputs are split over the explicit mesh axes ``names``
@@ -165,7 +158,7 @@ def spmd_axis_name(names: tuple):
 
 
 def _constraint_batch(axis_size, vals, dims, *, mesh, spec):
-    vmapped = _spmd_axes.get() or _explicit_axes.get()
+    vmapped = vmapped_axes()
     names = tuple(n for n in vmapped if n in mesh.axis_names and all(n not in p for p in spec))
     return sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0], names)), dims[0]
 
