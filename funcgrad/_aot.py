@@ -49,7 +49,7 @@ class ShapeDtypeStruct:
     (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "is_ref")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_layout", "is_ref")
 
     def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None, is_ref: bool = False):
         if dtype is None:
@@ -61,6 +61,14 @@ class ShapeDtypeStruct:
         )
         self.dtype = dtype if extended else np.dtype(dtype)
         self.weak_type = weak_type
+        self._layout = None
+        if isinstance(sharding, Format):  # (JAX's: a device-local layout and a sharding)
+            if sharding.layout is Layout.AUTO:
+                raise TypeError(  # (JAX's words)
+                    "`Layout.AUTO` cannot be used in place of a device-local layout in a "
+                    f"`ShapeDtypeStruct`. Got {sharding}"
+                )
+            self._layout, sharding = sharding.layout, sharding.sharding
         if hasattr(sharding, "check_compatible_aval"):
             sharding.check_compatible_aval(self.shape)  # (JAX's ValueError for a spec past the rank)
         elif isinstance(sharding, PartitionSpec) and len(sharding) > len(self.shape):
@@ -87,6 +95,17 @@ class ShapeDtypeStruct:
                 )
             return _resolve_spec(s)
         return s
+
+    @property
+    def format(self) -> Format:
+        """Its layout (None: the default) and sharding, as JAX's ``ShapeDtypeStruct.format``.
+
+        >>> import funcgrad
+        >>> s = funcgrad.sharding.SingleDeviceSharding(funcgrad.devices()[0])
+        >>> ShapeDtypeStruct((2, 3), "float32", sharding=Format(Layout((0, 1)), s)).format.layout
+        Layout(major_to_minor=(0, 1), tiling=None, sub_byte_element_size_in_bits=0)
+        """
+        return Format(self._layout, self.sharding)
 
     @property
     def aval(self) -> core.ShapedArray:
@@ -149,7 +168,7 @@ class ShapeDtypeStruct:
             kwargs.get("shape", self.shape),
             kwargs.get("dtype", self.dtype),
             kwargs.get("weak_type", self.weak_type),
-            sharding=kwargs.get("sharding", self._sharding),
+            sharding=kwargs.get("sharding", self._sharding if self._layout is None else self.format),
             is_ref=kwargs.get("is_ref", self.is_ref),
         )
 

@@ -14,6 +14,7 @@ import numpy as np
 from funcgrad import xla_bridge
 from funcgrad._array_placement import _sharded_buffer
 from funcgrad._extended_array import ExtendedArray
+from funcgrad._layouts import Format, check_default_layout
 from funcgrad._shardings import Sharding
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -52,8 +53,11 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
     >>> make_array_from_callback((4,), s, lambda idx: np.arange(4.0)[idx]).tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
-    s = _named(sharding, "make_array_from_callback")
     shape = tuple(int(n) for n in shape)
+    if isinstance(sharding, Format):  # (JAX's: a Format's sharding, its layout the default one)
+        check_default_layout(sharding.layout, shape, "make_array_from_callback")
+        sharding = sharding.sharding
+    s = _named(sharding, "make_array_from_callback")
     s.shard_shape(shape)
     bridge = s._bridge(len(shape))
     sh = xla_bridge.sharded

@@ -67,3 +67,23 @@ def test_device_put_refuses_a_format_that_is_not_concrete_in_jaxs_words():
     with pytest.raises(ValueError, match="Length of major_to_minor and the rank of the value should match"):
         funcgrad.device_put(np.arange(8), Format(Layout((0, 1, 2)), s))
     assert funcgrad.device_put(np.arange(8), Format(None, s)).committed
+
+
+def test_format_in_shape_dtype_struct_and_make_array_from_callback_as_jax():
+    """A Format where JAX takes one: ShapeDtypeStruct(sharding=Format(...)) keeps its layout and
+    sharding (``.format``, ``.sharding``; Layout.AUTO refused in JAX's words), and
+    make_array_from_callback builds an array of a Format's sharding."""
+    jax = pytest.importorskip("jax")
+    x = np.arange(6.0).reshape(2, 3)
+    for lib in (funcgrad, jax):
+        from_lib = jax.experimental.layout if lib is jax else funcgrad.experimental.layout
+        s = lib.sharding.SingleDeviceSharding(lib.devices()[0])
+        fmt = from_lib.Format(from_lib.Layout((0, 1)), s)
+        sds = lib.ShapeDtypeStruct((2, 3), np.float32, sharding=fmt)
+        assert sds.format == fmt and sds.sharding == s
+        assert lib.ShapeDtypeStruct((2, 3), np.float32).format.layout is None
+        with pytest.raises(TypeError, match="`Layout.AUTO` cannot be used in place of a device-local"):
+            lib.ShapeDtypeStruct((2, 3), np.float32, sharding=from_lib.Format(from_lib.Layout.AUTO))
+        out = lib.make_array_from_callback((2, 3), fmt, lambda idx: x[idx])
+        np.testing.assert_array_equal(out, x)
+        assert out.sharding == s
