@@ -2,7 +2,8 @@
 ``jax.extend.random.threefry2x32_p``), for PRNG implementations written against JAX's extension API.
 
 Layer: surface. Imports the kernel (``Primitive``, avals, ``ShapedArray``), funcgrad.random._cipher
-(the hash, written with add/xor/shift primitives) and funcgrad.interpreters.mlir (``lower_fun``).
+(the hash, written with add/xor/shift primitives), funcgrad.interpreters.mlir (``lower_fun``) and
+funcgrad.numpy (``broadcast_to``).
 
 ``threefry2x32_p.bind(k0, k1, x0, x1)`` takes four ``uint32`` arrays of one rank (the two key
 words and the two count words, broadcast along size-1 axes) and returns the two hashed words.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad.interpreters import batching, mlir
 from funcgrad.kernel import core
 from funcgrad.kernel.ir import ShapedArray
@@ -60,8 +62,6 @@ def _abstract_eval(*avals):
 
 
 def _hash(k0, k1, x0, x1):
-    import funcgrad.numpy as fnp  # (run while evaluating: funcgrad.numpy is loaded by then)
-
     args = (k0, k1, x0, x1)
     shape = _shape([ShapedArray(np.shape(a), a.dtype) for a in args])
     return list(_threefry2x32(*(a if np.shape(a) == shape else fnp.broadcast_to(a, shape) for a in args)))
