@@ -343,6 +343,19 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None):
 # einsum
 
 
+def _check_symbolic_contraction(inputs, in_labels, out_labels) -> None:
+    """JAX's assertion for a label contracted between two operands whose sizes are different
+    symbolic expressions (``b0`` against ``b1``, a symbolic export's traced sizes), in its words."""
+    shapes = [tuple(getattr(d, "expr", d) for d in x.shape) for x in inputs]
+    for name in set(in_labels[0]) & set(in_labels[1]) - set(out_labels):
+        i, j = in_labels[0].index(name), in_labels[1].index(name)
+        if shapes[0][i] != shapes[1][j]:
+            raise AssertionError(
+                f"Incompatible reduction dimensions: lhs.shape={shapes[0]} lhs_names={in_labels[0]} "
+                f"rhs.shape={shapes[1]} rhs_names={in_labels[1]}"
+            )
+
+
 def einsum_path(subscripts, /, *operands, optimize="greedy"):
     """The contraction order opt_einsum plans for ``einsum`` (its ``(path, PathInfo)``).
 
@@ -436,6 +449,11 @@ def einsum(
     if optimize is False:
         optimize = "greedy"
     shapes = [tuple(x.shape) for x in arrays]
+    symbolic = any(getattr(d, "traced", False) for shape in shapes for d in shape)
+    if symbolic:
+        # (a symbolic export's sizes, as JAX's default poly handler: each traced size is 8 for
+        # opt_einsum's path; contracted sizes must be the same expression, checked per step)
+        shapes = [tuple(8 if getattr(d, "traced", False) else d for d in shape) for shape in shapes]
     _, contractions = opt_einsum.contract_path(
         subscripts, *shapes, einsum_call=True, shapes=True, optimize=optimize
     )
@@ -449,6 +467,8 @@ def einsum(
         inputs = [ops.pop(i) for i in contract_inds]
         lhs, out_labels = einsum_str.split("->")
         in_labels = lhs.split(",")
+        if symbolic and len(inputs) == 2:
+            _check_symbolic_contraction(inputs, in_labels, out_labels)
         if len(inputs) == 1:
             result = _einsum_single(inputs[0], in_labels[0], out_labels, convert_to)
         else:
