@@ -111,6 +111,10 @@ def _pargmin(x, axis_name):
     return _axis_index_of_val(x, funcgrad.lax.pmin(x, axis_name), axis_name)
 
 
+# (JAX's names: parameterized tests name their cases after them, collective=pargmax)
+_pargmax.__name__, _pargmin.__name__ = "pargmax", "pargmin"
+
+
 def _single_device_sharding(device, *, memory_kind=None):
     return funcgrad.sharding.SingleDeviceSharding(device)
 
