@@ -85,8 +85,11 @@ def _flat_specs(specs, tree_values, what, where, allow_none) -> list:
     try:
         leaves = tu.broadcast_prefix(specs, tree_values, is_leaf=_is_spec_leaf)
     except ValueError:
+        # (JAX's words first: the key path of the first mismatch, ``shard_map in_specs[0]``)
+        maker = next(_prefix_errors(specs, tree_values, (), _is_spec_leaf), None)
+        jax_words = "" if maker is None else maker(f"shard_map {what}").args[0] + "\n\n"
         raise ValueError(
-            f"{where}: {what} must be a PartitionSpec or a pytree prefix of the "
+            f"{jax_words}{where}: {what} must be a PartitionSpec or a pytree prefix of the "
             f"{'arguments' if what == 'in_specs' else 'outputs'} ({tu.tree_structure(tree_values)}) made of "
             f"PartitionSpecs, got {specs!r}"
         ) from None

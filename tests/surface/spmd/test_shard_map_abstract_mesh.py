@@ -81,3 +81,20 @@ def test_smap_without_in_axes_over_an_auto_axis_is_refused_in_jax_words():
         with sh.set_mesh(mesh) if lib is funcgrad else jax.set_mesh(mesh):
             with pytest.raises(TypeError, match="in_axes was not specified when axis_name=frozenset"):
                 lib.smap(lambda v: v * 2, out_axes=0, axis_name="x")(np.arange(4.0))
+
+
+def test_specs_that_are_no_prefix_of_the_arguments_are_refused_in_jax_words():
+    words = []
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        mesh = sh.Mesh(np.array(lib.devices()[:4]).reshape(2, 2), ("x", "y"))
+        f = lib.shard_map(
+            lambda v: v,
+            mesh=mesh,
+            in_specs=([sh.PartitionSpec("x", "y")],),
+            out_specs=sh.PartitionSpec("x", "y"),
+        )
+        x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+        with pytest.raises(ValueError) as e:
+            f([x, x])
+        words.append(str(e.value))
+    assert words[0].startswith(words[1])  # (JAX's words, then funcgrad's)
