@@ -267,12 +267,25 @@ def while_with_state(cond_fun, body_fun, init_val, found: dict):
     def body(carry):
         val, state, _ = carry
         val, state = call_with_state(body_fun, (val,), items, state, on_body)
+        _refuse_type_changes(items, state, "while_loop body")
         return tested(val, state)
 
     init = tested(init_val, loop_state_values(items))
     val, finals, _ = cf.while_loop(lambda carry: carry[2], body, init)
     write_loop_state(items, finals)
     return val
+
+
+def _refuse_type_changes(items: list, state: list, where: str) -> None:
+    """JAX's TypeError for a loop step that changed the structure of a box it carries (its
+    quasi-dynamic data: ``box.cur_qdd()`` or the number of its low-level values after the step)."""
+
+    def types(vals):
+        return [(core.get_aval(v).shape, core.get_aval(v).dtype) for v in vals]
+
+    for item, vals in zip(items, state):
+        if getattr(item, "qdd", None) is not None and types(vals) != types(item.read()):
+            raise TypeError(f"type-changing mutations not allowed in {where}")
 
 
 # ----------------------------------------------------------------------------------------------

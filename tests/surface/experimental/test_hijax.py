@@ -690,3 +690,31 @@ def test_a_closed_over_box_changing_structure_back_reuses_its_trace_as_jax():
             row += [int(get()), len(traces)]
         seen[lib] = row
     assert seen[funcgrad] == seen[jax] == [2, 2, 2, 2]
+
+
+def test_a_while_loop_body_changing_a_box_type_is_refused_as_jax():
+    # hijax_test test_while_loop_typechange_error: funcgrad ran the loop and dropped the writes (the
+    # box kept its first value, silently); JAX raises. A loop keeping the type runs as JAX's.
+    jax = pytest.importorskip("jax")
+    from jax._src.hijax import Box as JaxBox
+
+    seen = {}
+    for lib, new, get, put in (
+        (funcgrad, lambda v: Box({"v": v}), lambda b: b.get()["v"], lambda b, v: b.set({"v": v})),
+        (jax, JaxBox, lambda b: b.get(), lambda b, v: b.set(v)),
+    ):
+        row = []
+        for start, factor in ((np.float32(1.0), 2.0), (np.int32(1), 2.5)):
+            box = new(start)
+
+            def body(i, box=box, factor=factor, get=get, put=put):
+                put(box, get(box) * factor)
+                return i + 1
+
+            try:
+                row.append(int(lib.lax.while_loop(lambda i: i < 5, body, 0)))
+                row.append(float(get(box)))
+            except TypeError as e:
+                row.append(str(e))
+        seen[lib] = row
+    assert seen[funcgrad] == seen[jax] == [5, 32.0, "type-changing mutations not allowed in while_loop body"]
