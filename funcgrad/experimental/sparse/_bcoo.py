@@ -340,12 +340,7 @@ class BCOO(JAXSparse):
             return bcoo_multiply_dense(self, 1.0 / jnp.asarray(other))
         return BCOO((self.data / other, self.indices), shape=self.shape, **self._flags())
 
-    def __pow__(self, other):
-        from funcgrad.experimental.sparse._transform import sparsify  # noqa: PLC0415 - a cycle
-
-        if isinstance(other, int | float):  # (a static exponent: x ** 2 is integer_pow, sparse)
-            return sparsify(lambda x: x**other)(self)
-        return sparsify(lambda x, y: x**y)(self, other)  # (JAX's: power through sparsify)
+    # (``__pow__``, JAX's power through sparsify, is installed by ``_transform``, which sits above)
 
     def __matmul__(self, other):
         return _matmul(self, other)

@@ -297,3 +297,14 @@ def sparsify(f, use_tracer: bool = False):
         return tree_unflatten(out_tree[0], outs)
 
     return sparsified
+
+
+def _bcoo_pow(self, other):
+    if isinstance(other, int | float):  # (a static exponent: x ** 2 is integer_pow, sparse)
+        return sparsify(lambda x: x**other)(self)
+    return sparsify(lambda x, y: x**y)(self, other)
+
+
+# BCOO ** y is power through sparsify, as JAX's (its transform.py installs BCOO's operators so):
+# _bcoo sits below this module, so the method is set here, when the package imports it.
+BCOO.__pow__ = _bcoo_pow
