@@ -17,6 +17,7 @@ transformation, the argument (by position and pytree path) and the fix.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -45,7 +46,7 @@ from funcgrad._api_util import (
 )
 from funcgrad._control_flow_errors import tree_differences
 from funcgrad._eager_grad import recorded_value_and_grad
-from funcgrad._ref_scopes import lower_hi_values
+from funcgrad._ref_scopes import HITYPES, box_type, lower_hi_values
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -77,6 +78,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
             "primal and tangent arguments to jax.jvp must be tuples or lists; found "
             f"{type(primals).__name__} and {type(tangents).__name__}. Write jvp(f, (x,), (t,))."
         )
+    if _holds_hi_values(primals):  # (immutable high-level values as their low-level values)
+        primals, tangents, fun = lower_hi_values(primals), lower_hi_values(tangents), _lowering_results(fun)
     flat_p, tree_p = tu.tree_flatten(tuple(primals))
     flat_t, tree_t = tu.tree_flatten(tuple(tangents))
     if type(primals) is not type(tangents):  # (JAX compares them as given: a tuple is not a list)
@@ -326,7 +329,7 @@ class VJPFunction:
                 f"corresponding to the single value returned by {name} (even if the returned value is "
                 "a tuple or other container): call f_vjp((ct1, ct2)), not f_vjp(ct1, ct2)."
             )
-        return tu.tree_unflatten(self._in_tree, self._input_cotangents(args[0]))
+        return tu.tree_unflatten(self._in_tree, self._input_cotangents(lower_hi_values(args[0])))
 
     def with_refs(self, *maybe_ct_refs):
         """The backward function with, for each primal leaf, where its cotangent goes (JAX 0.10's
@@ -436,6 +439,21 @@ tu.register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
 
 @_api_boundary
+def _holds_hi_values(tree) -> bool:
+    """Whether ``tree`` holds immutable high-level values (funcgrad.experimental.hijax)."""
+    return bool(HITYPES) and any(type(x) in HITYPES and box_type(x) is None for x in tu.tree_leaves(tree))
+
+
+def _lowering_results(fun):
+    """``fun`` whose immutable high-level results go out as their low-level values."""
+
+    @functools.wraps(fun)
+    def lowered(*args, **kwargs):
+        return lower_hi_values(fun(*args, **kwargs))
+
+    return lowered
+
+
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns a tuple of cotangents,
     one per primal. Implemented as linearize + transpose.
@@ -445,6 +463,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     >>> float(f_vjp(1.0)[0])
     1.0
     """
+    if _holds_hi_values(primals):  # (immutable high-level values as their low-level values)
+        primals, fun = lower_hi_values(primals), _lowering_results(fun)
     leaves, tree = tu.tree_flatten(primals)
     held = Held(leaves)
     if held:  # Refs among the primals are state, closed over (NOTE: [held state operands])

@@ -1,7 +1,7 @@
 """Array creation in funcgrad.numpy: zeros, ones, full, arange, linspace, eye, tri, meshgrid, ...
 
-Layer: surface. Imports ``funcgrad.numpy._core``, ``ufuncs``/``transcendental`` and the primitive
-catalog.
+Layer: surface. Imports ``funcgrad.numpy._core``, ``ufuncs`` and the primitive catalog
+(``transcendental`` imports this module).
 
 Shapes are static (Python ints), so creation functions whose values depend only on shapes return
 concrete Arrays computed by NumPy; under ``jit``/``make_jaxpr`` the filled ones (``zeros``,
@@ -55,7 +55,6 @@ from funcgrad.numpy._core import (
     static_shape,
 )
 from funcgrad.numpy._dtypes import ExtendedArray, _is_extended
-from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -487,7 +486,7 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     if axis != 0:
         y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
     if np.dtype(out_dtype).kind in "iu":
-        y = floor(y)
+        y = ew.floor_p.bind(y)  # (y is of the inexact computation dtype)
     y = convert(y, out_dtype)
     return (y, step) if retstep else y
 

@@ -1,7 +1,7 @@
 """Exponentials, logarithms, trigonometry, rounding and floating-point predicates of funcgrad.numpy.
 
-Layer: surface. Imports ``funcgrad.numpy._core``, ``funcgrad.custom_derivatives`` and the primitive
-catalog (elementwise family).
+Layer: surface. Imports ``funcgrad.numpy._core``, ``creation`` (``full``), ``funcgrad.custom_derivatives``
+and the primitive catalog (elementwise family).
 
 # NOTE: [no NaN gradients]
 # A formula that is fine in value can still have a NaN derivative: ``where(x == 0, 1, sin(x) / x)``
@@ -34,6 +34,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._dtypes import extended_in
 from funcgrad.numpy.complexes import reject_complex
+from funcgrad.numpy.creation import full
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
@@ -570,8 +571,6 @@ def _filled_like(x, value):
     # jit (a concrete constant left the program, so a sharding constraint on it placed one device:
     # the sharded-program fuzzer's seed 17003), and, as a jitted result read from no argument, on
     # one device eagerly whatever x's layout
-    from funcgrad.numpy.creation import full  # (creation imports this module)
-
     return full(aval(x).shape, value, dtype=np.bool_)
 
 

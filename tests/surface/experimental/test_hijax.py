@@ -549,6 +549,11 @@ def _control_flow_row(lib, hx, spec_base) -> list:
     _, ys = lib.lax.scan(lambda c, x: (c, make(x * get(pair, 1), x)), 0.0, np.arange(3.0, dtype=np.float32))
     row += [np.asarray(get(ys, 0)).tolist(), np.asarray(get(ys, 1)).tolist()]
     row += [float(lib.jvp(lambda x: get(make(x, 2 * x), 1), (1.0,), (1.0,))[1])]
+    # jvp of a function of such a value, its tangent one too (test_custom_types_and_primitive)
+    dot = make(np.float32(1.0), np.float32(0.5))
+    row += [float(v) for v in lib.jvp(lambda t: get(t, 0) * get(t, 1), (pair,), (dot,))]
+    y, y_dot = lib.jvp(lambda t: make(get(t, 1) * 2, get(t, 0)), (pair,), (dot,))
+    row += [float(get(y, 0)), float(get(y_dot, 0)), float(get(y_dot, 1))]
     return row
 
 
