@@ -65,6 +65,10 @@ def find_mesh(fun_jit, leaves):
     return None
 
 
+def _abstract(mesh) -> AbstractMesh:
+    return AbstractMesh(tuple(mesh.axis_sizes), tuple(mesh.axis_names), axis_types=tuple(mesh.axis_types))
+
+
 def _placed(x):
     """The concrete value under a tracer of eager differentiation (a forward-mode primal, a
     recorded input), whose devices place the call as the value's own would; else ``x``."""
@@ -120,8 +124,15 @@ class ShardedExport:
         else:  # (no value sharded, e.g. only a sharding constraint inside: replicated on the devices)
             self.mesh = AbstractMesh((exp.nr_devices,), ("_devices",))
         self.nr_devices = exp.nr_devices
-        self.in_specs = [None if s is None else s.spec for s in exp.in_shardings_hlo]
-        self.out_specs = [None if s is None else s.spec for s in exp.out_shardings_hlo]
+
+        def spec(s):  # (a value over another mesh than the first keeps its abstract mesh)
+            if s is None:
+                return None
+            same = tuple(s.mesh.axis_names) == tuple(self.mesh.axis_names)
+            return s.spec if same else NamedSharding(_abstract(s.mesh), s.spec)
+
+        self.in_specs = [spec(s) for s in exp.in_shardings_hlo]
+        self.out_specs = [spec(s) for s in exp.out_shardings_hlo]
         self.in_tree, self.out_tree = exp.in_tree, exp.out_tree
         self._calls = {}
         self.body = body
@@ -144,19 +155,37 @@ class ShardedExport:
         if tuple(s.mesh.axis_names) != tuple(self.mesh.axis_names) or tuple(s.mesh.axis_sizes) != tuple(
             self.mesh.axis_sizes
         ):
-            raise ValueError(
-                f"export({self.fun_jit._name}): the shardings use different meshes ({s.mesh} and "
-                f"{self.mesh}); export with one mesh"
-            )
+            if s.mesh.size != self.mesh.size:
+                raise ValueError(
+                    f"export({self.fun_jit._name}): the shardings use meshes of different sizes "
+                    f"({s.mesh} and {self.mesh}); export with meshes over the same devices"
+                )
+            # (another mesh over the same devices, as JAX's exports allow: kept with its spec)
+            return NamedSharding(_abstract(s.mesh), s.spec)
         return s.spec
 
     def shardings(self, specs, mesh) -> tuple:
-        """The specs as ``NamedSharding``s over ``mesh`` (of the exported mesh's shape)."""
+        """The specs as ``NamedSharding``s over ``mesh`` (of the exported mesh's shape); a value
+        exported over another mesh of the same devices (a ``NamedSharding`` over its abstract
+        mesh among ``specs``) is laid out over ``mesh``'s devices shaped as that mesh."""
         if tuple(mesh.axis_sizes) != tuple(self.mesh.axis_sizes):
             raise ValueError(
                 f"in_shardings_jax: the mesh {mesh} does not have the exported mesh's shape {self.mesh}"
             )
-        return tuple(None if p is None else NamedSharding(mesh, p) for p in specs)
+        out = []
+        for p in specs:
+            if isinstance(p, NamedSharding):
+                other = p.mesh
+                if isinstance(mesh, Mesh):
+                    other = Mesh(
+                        np.array(list(mesh.devices.flat), dtype=object).reshape(p.mesh.axis_sizes),
+                        tuple(p.mesh.axis_names),
+                        axis_types=tuple(p.mesh.axis_types),
+                    )
+                out.append(NamedSharding(other, p.spec))
+            else:
+                out.append(None if p is None else NamedSharding(mesh, p))
+        return tuple(out)
 
     def call(self, exp_name, flat):
         devices = None
@@ -230,8 +259,8 @@ def with_shardings(one, nr_devices: int, ins, outs, sharded=None):
     if mesh is not None:
 
         def dims(x, aval):
-            if x is None:
-                return None
+            if x is None or tuple(x.mesh.axis_names) != tuple(mesh.axis_names):
+                return None  # (a value over another mesh: not annotated over this one)
             out = [[] if p is None else [p] if isinstance(p, str) else list(p) for p in x.spec]
             return out + [[]] * (len(aval.shape) - len(out))
 

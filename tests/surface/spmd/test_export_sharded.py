@@ -216,3 +216,28 @@ def test_export_over_an_explicit_mesh_as_jax(specs):
     want = run(jax, jax.export, jax.sharding.NamedSharding, jax.sharding.PartitionSpec, jax.sharding.AxisType)
     assert got[:4] == want[:4]
     np.testing.assert_allclose(got[4], want[4])
+
+
+def test_export_with_two_meshes_of_the_same_devices_as_jax():
+    # export_test's test_with_multiple_meshes: inputs over a (1, 2) mesh, weights over a (2, 1) one
+    # of the same devices (funcgrad refused: "the shardings use different meshes"); serialized,
+    # deserialized and called with the inputs placed as exported
+    jax = pytest.importorskip("jax")
+    inp = np.arange(32.0, dtype=np.float32).reshape(4, 8)
+    w = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(lib, exp_mod, mesh_cls, ns_cls, spec_cls):
+        devs = lib.devices()[:2]
+        m_in = mesh_cls(np.array(devs).reshape(1, 2), ("x1", "x2"))
+        m_w = mesh_cls(np.array(devs).reshape(2, 1), ("y2", "y1"))
+        ins = ((ns_cls(m_in, spec_cls(None, "x2")),) * 2, (ns_cls(m_w, spec_cls("y2", None)),) * 2)
+        outs = (ns_cls(m_in, spec_cls(None, "x1")),) * 2
+        f = lib.jit(lambda xs, ws: tuple(a @ b for a, b in zip(xs, ws)), in_shardings=ins, out_shardings=outs)
+        exp = exp_mod.deserialize(exp_mod.export(f)((inp, inp), (w, w)).serialize())
+        out = exp.call(*lib.device_put(((inp, inp), (w, w)), ins))
+        return exp.nr_devices, [np.asarray(o) for o in out]
+
+    got = run(funcgrad, export, Mesh, NamedSharding, P)
+    want = run(jax, jax.export, jax.sharding.Mesh, jax.sharding.NamedSharding, jax.sharding.PartitionSpec)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1])
