@@ -171,6 +171,16 @@ class Ref:
     def addupdate(self, x, idx=()):
         addupdate(self, idx, x)
 
+    # (JAX's methods of a Ref's type, which its traced Refs have: ``ref.get()``, ``ref.set(v)``)
+    def get(self, idx=()):
+        return get(self, idx)
+
+    def set(self, value, idx=()) -> None:
+        set(self, idx, value)
+
+    def swap(self, value, idx=()):
+        return swap(self, idx, value)
+
     @property
     def at(self) -> _RefIndexer:
         """``ref.at[idx]``: a view of part of the Ref, itself read and written as a Ref (JAX's
@@ -475,8 +485,9 @@ def get(ref: Ref, idx=None):
 
 
 def _whole_hi(ref: Ref, idx, what: str) -> bool:
-    """A Ref holding a high-level value is read and written whole."""
-    if not _whole(idx):
+    """A Ref holding a high-level value is read and written whole (``[...]``, or slices covering
+    each dimension of a type with a ``shape``, as JAX's test types accept)."""
+    if not (_whole(idx) or _covers(idx, getattr(ref._aval.inner_aval, "shape", None))):
         raise NotImplementedError(
             f"`{what}` of part of a Ref of type {ref._aval.inner_aval}: index it whole ([...])"
         )
@@ -537,6 +548,14 @@ def _check_ref(ref, what: str) -> None:
 
 def _whole(idx) -> bool:
     return idx is None or idx is Ellipsis or (type(idx) is tuple and (idx == () or idx == (Ellipsis,)))
+
+
+def _covers(idx, shape) -> bool:
+    """Whether the basic index ``idx`` takes every element of an array of ``shape``."""
+    idx = idx if type(idx) is tuple else (idx,)
+    if shape is None or len(idx) != len(shape) or not all(type(i) is slice for i in idx):
+        return False
+    return all(i.indices(n) == (0, n, 1) for i, n in zip(idx, shape))
 
 
 def _checked_value(ref: Ref, target, value, what: str):
