@@ -15,7 +15,8 @@ A file that does not load on funcgrad (one error, ``::<file>``) runs whole on ja
         [--side both|jax|funcgrad] [--timeout 900] [-k EXPR] [--out report.json]
 
 ``--rerun-failed`` (with ``--side funcgrad``) reruns on funcgrad only the tests that did not pass on
-it in the earlier ``--out`` and keeps the other outcomes: a cheap "after fixes" count.
+it in the earlier ``--out`` and keeps the other outcomes: a cheap "after fixes" count (a file that
+did not load then runs whole).
 ``-k EXPR`` runs only the tests pytest's ``-k`` selects (a piece of a big file such as
 lax_numpy_test); the report keeps the piece under its own key.
 
@@ -172,14 +173,16 @@ def main() -> None:
         test_file = workdir / f"{stem}.py"
         test_file.write_text(text.stdout)
         entry = report.get(key_of(stem), {})
-        if args.rerun_failed and "funcgrad" in entry:
+        loaded = "funcgrad" in entry and not any(t.startswith("::") for t in entry["funcgrad"]["tests"])
+        if args.rerun_failed and loaded:
             old = entry["funcgrad"]["tests"]
-            again = [t for t, (o, _) in old.items() if o in ("failed", "error") and not t.startswith("::")]
+            again = [t for t, (o, _) in old.items() if o in ("failed", "error")]
             if again:
                 new = _run_side("funcgrad", test_file, args, workdir, again)
                 new["tests"] = {**old, **new["tests"]}
                 entry["funcgrad"] = new
-        elif args.side in ("funcgrad", "both") or "funcgrad" not in entry:
+        elif args.side in ("funcgrad", "both") or "funcgrad" not in entry or args.rerun_failed:
+            # (with --rerun-failed, a file that did not load before runs whole)
             entry["funcgrad"] = _run_side("funcgrad", test_file, args, workdir)
         if args.side in ("jax", "both") or "jax" not in entry:
             # --jax-scope failed: jax runs only the tests that did not pass on funcgrad (a test
