@@ -597,11 +597,21 @@ def not_promotable(dtype) -> ValueError:
 
 
 def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
-    """Promote ``(dtype, weak_type)`` pairs the NumPy 2 way; returns ``(dtype, weak_type)``.
+    """Promote ``(dtype, weak_type)`` pairs the NumPy 2 way; returns ``(dtype, weak_type)``. A
+    boolean result of several values is never weak, as JAX's lattice_result_type says (two weakly
+    typed boolean arrays, ``x == 1.0`` of a bool ``x``, add to a strong one); one value keeps its
+    type (jnp's promotion leaves a single argument as it is).
 
     >>> result_type((np.dtype('float32'), False), (np.dtype('float64'), True))
     (dtype('float32'), False)
+    >>> result_type((np.dtype(bool), True), (np.dtype(bool), True))
+    (dtype('bool'), False)
     """
+    out, is_weak = _promoted(dtypes_and_weak)
+    return out, is_weak and (out != np.bool_ or len(dtypes_and_weak) == 1)
+
+
+def _promoted(dtypes_and_weak) -> tuple[np.dtype, bool]:
     strong = []
     weak = []
     for dtype, is_weak in dtypes_and_weak:

@@ -599,7 +599,9 @@ def promote_args_inexact(*args) -> list:
             promoted = promote_args(*args)  # (raises the OverflowError)
     dtype = aval(promoted[0]).dtype
     if not _dt.is_inexact(dtype):
+        # (a boolean is never weak once promoted, as JAX's lattice: sqrt of a weak bool is strong)
         weak = aval(promoted[0]).weak_type and all(aval(a).weak_type for a in promoted)
+        weak = weak and aval(promoted[0]).dtype != np.bool_
         # (the default float under NumPy's rules, JAX's table under JAX's: NOTE: [JAX's dtype rules
         # in 64-bit mode])
         inexact = _dt.inexact_of(dtype)

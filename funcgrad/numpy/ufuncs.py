@@ -618,6 +618,8 @@ def as_bool(x):
 
 def _logical(prim, name, sym):
     def f(x1, x2, /):
+        # (promoted together first, as JAX's: two weakly typed booleans give a strong result)
+        x1, x2 = promote_args(x1, x2)
         return prim.bind(*rank_promote(as_bool(x1), as_bool(x2), name=prim.name))
 
     return _doc(

@@ -140,6 +140,26 @@ CASES = {
         for x in (T.lax.broadcast(np.asarray(1.5), (2,)), T.lax.broadcast(np.asarray(2), (2,)), np.ones(2))
         for w, kw in ((1, {}), ((1, 2), {"constant_values": (3, 4)}))
     ),
+    # A boolean is never weak once promoted with another value (JAX's lattice_result_type): two
+    # weakly typed booleans (x == 1.0 of a bool x) add, compare, select to a strong one; alone (~x,
+    # isnan(x), reshape) it stays weak (the sharded-program fuzzer, seed 17008)
+    "weak_bools_promoted": lambda T, np: (
+        lambda w: (
+            w + w,
+            w * w,
+            w | w,
+            np.logical_or(w, w),
+            np.maximum(w, w),
+            np.where(w, w, w),
+            w == w,
+            w + True,
+            ~w,
+            np.logical_not(w),
+            np.isnan(w),
+            w.reshape(2, 1),
+            w + 1.0,
+        )
+    )(np.zeros(2, bool) == 1.0),
 }
 
 
