@@ -610,8 +610,15 @@ def resolve(s, where: str, name: str = "the value"):
     if isinstance(s, PartitionSpec):
         mesh = concrete_mesh(where=where)
         if mesh is None:
+            # (an out_sharding=: JAX's words of canonicalize_sharding first)
+            first = (
+                "Using PartitionSpec when you are not under a mesh context is not allowed. Please pass a "
+                f"NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got {s}. "
+                if name == "out_sharding"
+                else ""
+            )
             raise ValueError(
-                f"{where}: {name} has the bare {s!r}, which needs a mesh: call "
+                f"{first}{where}: {name} has the bare {s!r}, which needs a mesh: call "
                 "funcgrad.sharding.set_mesh(mesh) "
                 f"(or use `with funcgrad.sharding.use_mesh(mesh):`), or pass NamedSharding(mesh, {s!r})"
             )

@@ -98,3 +98,10 @@ def test_specs_that_are_no_prefix_of_the_arguments_are_refused_in_jax_words():
             f([x, x])
         words.append(str(e.value))
     assert words[0].startswith(words[1])  # (JAX's words, then funcgrad's)
+
+
+def test_out_sharding_as_a_bare_spec_without_a_mesh_is_refused_in_jax_words():
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        x = np.ones((8, 2), np.float32)
+        with pytest.raises(ValueError, match="Using PartitionSpec when you are not under a mesh context"):
+            lib.numpy.einsum("xy,yz->xz", x, x.T, out_sharding=sh.PartitionSpec("x", None))
