@@ -383,16 +383,21 @@ class _IndexUpdateRef:
         [1, 2, 2]
         """
         (values,) = promote_args(values)
+        # JAX subtracts in the array's dtype (its scatter_sub converts the update to it first): the
+        # update is converted before it is negated, so float32.at[0].subtract(np.uint8(5)) is -5
+        # (negated as a uint8 it was 251: the sharded-program fuzzer, seed 17008) and
+        # int16.at[0].subtract(True) is -1; a boolean update of a boolean array has no subtraction
+        # (an integer one converts, as jax's: bool.at[0].subtract(1) is True).
+        a = aval(self.array)
         if aval(values).dtype == np.bool_:
-            # JAX subtracts in the array's promoted dtype (its scatter_sub): a boolean update is
-            # converted before it is negated (int16.at[0].subtract(True) is -1), and a boolean array
-            # has no subtraction.
             _, values = promote_args(self.array, values)
             if aval(values).dtype == np.bool_:
                 raise TypeError(
                     "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are "
                     "subtypes of integer, floating, complexfloating."
                 )
+        if aval(values).dtype != a.dtype and a.dtype != np.bool_:
+            values = ew.convert_element_type(values, a.dtype, weak_type=a.weak_type)
         return _scatter(
             self.array,
             self.index,

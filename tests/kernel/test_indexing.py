@@ -522,6 +522,31 @@ def test_a_numpy_complex_fill_value_of_a_real_array_keeps_its_real_part_as_jax()
                 lib.asarray(x).at[idx].get(mode="fill", fill_value=fill)
 
 
+def test_at_subtract_converts_the_update_to_the_array_dtype_before_negating_as_jax():
+    # (the sharded-program fuzzer, seed 17008) JAX's scatter_sub converts the update to x's dtype:
+    # float32.at[1:].subtract(np.uint64(5)) is -5 (funcgrad negated the unsigned update first and
+    # wrapped: 4294967291); bool.at[0].subtract(1) converts, subtract(True) is sub's TypeError
+    jax = pytest.importorskip("jax")
+    for x, v in (
+        (np.zeros(3, np.float32), np.uint32(5)),
+        (np.zeros(3, np.int32), np.uint8(5)),
+        (np.zeros(3, np.int32), 2.7),
+        (np.zeros(3, np.int16), True),
+        (np.zeros(3, np.uint8), 3),
+        (np.zeros(3, bool), 1),
+    ):
+        want = jax.numpy.asarray(x).at[1:].subtract(v)
+        for f in (lambda a, v=v: a.at[1:].subtract(v), jit(lambda a, v=v: a.at[1:].subtract(v))):
+            got = f(fnp.asarray(x))
+            assert got.dtype == want.dtype and np.asarray(got).tolist() == np.asarray(want).tolist(), (
+                x.dtype,
+                v,
+            )
+    for lib in (jax.numpy, fnp):
+        with pytest.raises(TypeError, match="sub does not accept dtype bool"):
+            lib.zeros(3, bool).at[0].subtract(True)
+
+
 def test_a_traced_slice_bound_under_jit_is_an_index_error_as_jax():
     # (x[i:] with a traced i: JAX's IndexError, and funcgrad's advice to use dynamic_slice; the
     # fill value's whole-axis check of 24fc5b6, asked first, raised TracerIntegerConversionError)
