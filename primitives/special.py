@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives._rules import JET_OF_SPECIAL_FUNCTION, aval_of, naryop, scalar_like, unop
-from funcgrad.primitives.elementwise import abs_, add, div, lt_p, mul, neg, select, sign, sub
+from funcgrad.primitives.elementwise import abs_, add, div, lt_p, mul, select, sign, sub
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.hooks import hooks
@@ -37,11 +37,10 @@ def _scipy(name):
     return impl
 
 
-def _zeta_dx(t, x, q):
-    raise ValueError(
-        "lax.zeta: the derivative with respect to x (the first argument) is not defined, as in "
-        "jax.lax.zeta; use funcgrad.scipy.special.zeta, whose derivative in x comes from a series."
-    )
+def _zeta_no_derivative(t, x, q):
+    # JAX's zeta_p has no differentiation rule, in either argument (jax.scipy.special.zeta is a
+    # custom_jvp whose derivative comes from a series: funcgrad.scipy.special.zeta, the same)
+    raise NotImplementedError("Differentiation rule for 'zeta' not implemented")
 
 
 def _zeta_impl(x, q):
@@ -63,8 +62,8 @@ def _zeta_impl(x, q):
 zeta_p = naryop(
     "zeta",
     _zeta_impl,
-    _zeta_dx,
-    lambda t, x, q: mul(t, mul(zeta_p.bind(add(x, 1), q), neg(x))),
+    _zeta_no_derivative,
+    _zeta_no_derivative,
     accepted=_dt.is_float,
     taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
 )

@@ -47,7 +47,8 @@ __all__ = [
 
 
 def zeta(x, q):
-    """The Hurwitz zeta function ``sum_k (k + q) ** -x`` (``lax.zeta``); differentiable in ``q``.
+    """The Hurwitz zeta function ``sum_k (k + q) ** -x`` (``lax.zeta``); not differentiable, as JAX's
+    (``scipy.special.zeta`` is).
 
     >>> import numpy as np
     >>> round(float(zeta(np.array(2.0), np.array(1.0))), 12)  # pi ** 2 / 6
