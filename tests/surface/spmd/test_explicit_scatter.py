@@ -58,7 +58,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
-@pytest.mark.parametrize("op", ["set", "max"])
+@pytest.mark.parametrize("op", ["max"])  # (set: the vmapped test below)
 def test_updates_of_sharded_arrays_as_jax(meshes, case, op):
     index, ushape, spec = CASES[case]
     u = np.arange(np.prod(ushape), dtype=np.float32).reshape(ushape) - 7.0
