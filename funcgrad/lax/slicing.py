@@ -442,6 +442,14 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     operands = (
         tuple(asarray(x) for x in operand) if isinstance(operand, tuple | list) else (asarray(operand),)
     )
+    # (JAX's checks, in its order and types: the operands and num_keys, then the dimension)
+    if isinstance(operand, tuple | list):
+        if not operands:
+            raise TypeError("Sort requires at least one operand")
+        if not 1 <= num_keys <= len(operands):
+            raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(operands)}")
+    elif num_keys != 1:
+        raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
     ndim = operands[0].ndim if operands else 0
     if not -max(ndim, 1) <= int(dimension) < max(ndim, 1):  # (JAX's ValueError)
         raise ValueError(f"axis {int(dimension)} is out of bounds for array of dimension {ndim}")

@@ -131,6 +131,11 @@ WORDED = [
     ("rev_repeated", lambda lax, np_: lax.rev(np_.ones((2, 3)), (0, 0))),
     ("rev_float", lambda lax, np_: lax.rev(np_.ones((2, 3)), (1.0,))),
     ("rev_int", lambda lax, np_: lax.rev(np_.ones((2, 3)), 1)),
+    # (sort's num_keys: JAX's ValueError, before the dimension; fuzzer seed 18006)
+    ("sort_num_keys_single", lambda lax, np_: lax.sort(np_.ones(3), num_keys=2)),
+    ("sort_num_keys_zero", lambda lax, np_: lax.sort((np_.ones(3), np_.ones(3)), num_keys=0)),
+    ("sort_num_keys_many", lambda lax, np_: lax.sort([np_.ones(3), np_.ones(3)], num_keys=3, dimension=4)),
+    ("sort_no_operands", lambda lax, np_: lax.sort(())),
     # (preferred_element_type as JAX's dtype rules check it: the lax-parameter fuzzer's probe)
     (
         "dot_general_narrower_pet",
