@@ -511,12 +511,17 @@ def resolve_device(device=None, backend: str | None = None):
 
 
 def compile_options(
-    num_replicas: int, num_partitions: int, device_assignment=None, env_options_overrides=None
+    num_replicas: int,
+    num_partitions: int,
+    device_assignment=None,
+    env_options_overrides=None,
+    fdo_profile: bytes | None = None,
 ):
     """XLA's ``CompileOptions`` for ``num_replicas`` x ``num_partitions`` devices (JAX's
-    ``get_compile_options``, behind ``funcgrad.extend.backend``): SPMD partitioning with Shardy
-    when there are several partitions; ``device_assignment`` an array of device ids of shape
-    ``(num_replicas, num_partitions)``; ``env_options_overrides`` XLA debug options by name.
+    ``get_compile_options``, behind ``funcgrad.extend.backend`` and ``funcgrad.interpreters.pxla``):
+    SPMD partitioning with Shardy when there are several partitions; ``device_assignment`` an array
+    of device ids of shape ``(num_replicas, num_partitions)``; ``env_options_overrides`` XLA debug
+    options by name; ``fdo_profile`` the build options' profile.
 
     >>> o = compile_options(1, 2, np.array([[0, 1]]))
     >>> o.num_partitions, o.device_assignment.computation_count()
@@ -534,6 +539,8 @@ def compile_options(
         opts.device_assignment = xc.DeviceAssignment.create(ids.reshape(num_replicas, num_partitions))
     if env_options_overrides:
         set_compiler_options(opts, [(k, str(v)) for k, v in env_options_overrides.items()])
+    if fdo_profile is not None:
+        build.fdo_profile = fdo_profile
     return opts
 
 

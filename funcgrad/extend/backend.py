@@ -173,7 +173,6 @@ def get_compile_options(
     (1, 1)
     """
     del detailed_logging, backend
-    opts = _bridge.compile_options(num_replicas, num_partitions, device_assignment, env_options_overrides)
-    if fdo_profile is not None:
-        opts.executable_build_options.fdo_profile = fdo_profile
-    return opts
+    return _bridge.compile_options(
+        num_replicas, num_partitions, device_assignment, env_options_overrides, fdo_profile
+    )
