@@ -351,8 +351,26 @@ def _jax_scatter_apply_of_another_dtype(outcome) -> bool:
 
 def _jax_symbolic_zero_leak(outcome) -> bool:
     # jax's own internal error: a symbolic Zero tangent reaching a jnp function (seed 13003:
-    # jacfwd of a variadic lax.reduce whose integer output has a zero tangent)
-    return outcome.status == "unraised" and "ad_util.Zero" in (outcome.error or "")
+    # jacfwd of a variadic lax.reduce whose integer output has a zero tangent), or reaching the
+    # variadic reduce's own tree check as a Zero node (seeds 18004/18005: the lax-parameter table's
+    # argmax-as-a-reduction under hessian/jvp, 'Operands must have the same tree structure as
+    # init_values: PyTreeDef([*, *, *, CustomNode(Zero[...], [])])')
+    error = outcome.error or ""
+    return outcome.status == "unraised" and (
+        "ad_util.Zero" in error
+        or ("same tree structure as init_values" in error and "CustomNode(Zero[" in error)
+    )
+
+
+def _jax_dead_generic_window(outcome) -> bool:
+    # jax's linearize refuses a generic reduce_window (a reducer it does not take for a monoid) as
+    # soon as it traces it, used or not; funcgrad, as JAX's rule says, when a primal output it
+    # returns is unknown (seeds 18004/18005: a dead reduce_window under grad o checkpoint o vjp)
+    return (
+        outcome.status == "unraised"
+        and "Linearization failed to produce known values" in (outcome.error or "")
+        and any("lax.reduce_window(" in expr and "(lambda x, y:" in expr for _, expr in outcome.case.steps)
+    )
 
 
 def _jax_float0_product(outcome) -> bool:
@@ -604,11 +622,13 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "jax-internal-symbolic-zero",
-        "A forward-mode derivative (`jacfwd`, `jvp`) of a variadic `lax.reduce` with an integer output "
-        "(an argmax written as a reduction over (value, index) pairs).",
+        "A derivative (`jacfwd`, `jvp`, `grad`, `hessian`) of a variadic `lax.reduce` with an integer "
+        "output (an argmax written as a reduction over (value, index) pairs).",
         "jax fails internally: its symbolic zero tangent of the integer output reaches a `jnp` function "
-        "('Error interpreting argument to reshape as a JAX value ... ad_util.Zero'), a bug of jax, not "
-        "a refusal; funcgrad computes the derivative (zero for the integer output).",
+        "('Error interpreting argument to reshape as a JAX value ... ad_util.Zero') or the reduction's "
+        "own tree check ('Operands must have the same tree structure as init_values: ... "
+        "CustomNode(Zero[...])'), a bug of jax, not a refusal; funcgrad computes the derivative (zero "
+        "for the integer output).",
         "`jacfwd(lambda x: lax.reduce((x, iota), (-inf, 0), argmax_pair, (0,))[1])(x)`: zeros (jax: "
         "TypeError)",
         _jax_symbolic_zero_leak,
@@ -634,6 +654,19 @@ DOCUMENTED: list[Divergence] = [
         "`jit(lambda b: np.isfinite(b).at[np.array([[0], [1]])].apply(np.sin, mode='fill'))(b)`: a "
         "boolean array (jax: ValueError); the fuzzer's seed 16010",
         _jax_scatter_apply_of_another_dtype,
+    ),
+    Divergence(
+        "jax-dead-generic-reduce-window",
+        "A reverse-mode derivative (`grad`, `vjp`, `linearize`) of a program holding a `lax.reduce_window` "
+        "with a reducer jax does not take for a monoid (a `lambda x, y: ...`) whose result does not "
+        "reach the differentiated output.",
+        "jax refuses the reduction as soon as its linearization traces it ('Linearization failed to "
+        "produce known values for all output primals'), whether or not its result is used; funcgrad "
+        "refuses it, with JAX's error, when the result is an output, and computes the derivative "
+        "(without it) otherwise.",
+        "`grad(lambda x: (lax.reduce_window(x, 0.0, lambda a, b: a + b, (2,), (1,), 'VALID'), "
+        "np.sum(x))[1])(x)`: ones (jax: ValueError); the lax-parameter fuzzer's seeds 18004/18005",
+        _jax_dead_generic_window,
     ),
     Divergence(
         "jax-internal-float0-product",
