@@ -144,7 +144,7 @@ def _nan_subset(outcome, fewer: bool) -> bool:
 def _has_input(outcome, test) -> bool:
     # (a random program's intermediate values are not its inputs: clip, where, cumsum, ... make
     # zeros of any input, so there an input is not asked for)
-    if any(op.name.startswith(("prog.", "progw.")) for op in outcome.case.ops):
+    if any(op.name.startswith(("prog.", "progw.", "progx.", "shard.")) for op in outcome.case.ops):
         return True
     return any(test(x).any() for x in map(np.asarray, outcome.case.inputs) if x.dtype.kind in "fc")
 
@@ -214,6 +214,15 @@ def _logsumexp_at_minus_inf(outcome) -> bool:
         and bool(_ops(outcome) & _LOG_SUM_EXPS)
         and (_has_input(outcome, lambda x: np.real(x) == -np.inf))
         and _nan_subset(outcome, fewer=True)
+    )
+
+
+def _logaddexp_at_plus_inf(outcome) -> bool:
+    return (
+        _differentiates(outcome)
+        and bool(_ops(outcome) & _LOG_SUM_EXPS)
+        and _has_input(outcome, lambda x: np.real(x) == np.inf)
+        and _kind(outcome) in ("value", "nan")
     )
 
 
@@ -457,6 +466,17 @@ DOCUMENTED: list[Divergence] = [
         "formulas, with jax's NaNs.)",
         "`grad(lambda x: np.logaddexp(x, -inf))(-inf)`: 0.5 (jax: nan)",
         _logsumexp_at_minus_inf,
+    ),
+    Divergence(
+        "jax-logaddexp-derivative-at-plus-inf",
+        "Derivatives of `logaddexp`/`logaddexp2` (and `cumlogsumexp`) where a term is +inf.",
+        "funcgrad's derivative is the softmax weights' limit: 1 for the infinite term, 0 for a finite "
+        "one, 0.5 each for two; jax's rule replaces +inf by 0 in `exp(x - out)` for the term and the "
+        "result alike, so a finite term's weight is `exp(x)` (e for x = 1) and two infinities weigh 1 "
+        "each.",
+        "`grad(np.logaddexp, argnums=(0, 1))(inf, 1.0)`: (1, 0) (jax: (1, 2.718)); at (inf, inf): "
+        "(0.5, 0.5) (jax: (1, 1))",
+        _logaddexp_at_plus_inf,
     ),
     Divergence(
         "trapezoid-of-infinities",
