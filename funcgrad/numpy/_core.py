@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from funcgrad import _devices, _transfer_guard
+from funcgrad import _devices, _placement, _transfer_guard
 from funcgrad.kernel import ad, core, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -130,9 +130,10 @@ def _map_nested(xs):
 
 
 # NOTE: [transfer guard]: ``asarray`` asks about host data only for a call from outside funcgrad
-# (``array`` of this file calls it for the user).
+# (``array`` of this file calls it for the user; the public ``asarray`` is wrapped by
+# ``takes_out_sharding``, whose frame is skipped as creation.py's ``_WRAPPERS`` skip it).
 _guard = _transfer_guard.state
-_OWN_FILES = (__file__,)
+_OWN_FILES = (__file__, _placement.__file__)
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
