@@ -93,6 +93,21 @@ def _safe_to_cast(y, x) -> bool:
     return _dtypes._lattice_result_type(pairs)[0] == x_dtype
 
 
+def _update_to(y, target):
+    """The update ``y`` broadcast to the indexed shape ``target``, its extra leading size-1
+    dimensions dropped first (NumPy allows them)."""
+    yshape = aval(y).shape
+    while len(yshape) > len(target) and yshape[0] == 1:
+        y = st.reshape(y, yshape[1:])
+        yshape = yshape[1:]
+    try:
+        return broadcast_to(y, target)
+    except ValueError:
+        raise ValueError(
+            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
+        ) from None
+
+
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):
     refuse_sequence_index(idx)  # (x.at[[0, 1]].set(v): JAX's TypeError)
     original = x = asarray(x)
@@ -133,17 +148,7 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
     if 0 in tuple(target):  # (JAX skips the scatter for an empty slice, before broadcasting the update)
         return rebound(original)
-    yshape = aval(y).shape
-    # NumPy allows an update with extra leading size-1 dimensions.
-    while len(yshape) > len(target) and yshape[0] == 1:
-        y = st.reshape(y, yshape[1:])
-        yshape = yshape[1:]
-    try:
-        y = broadcast_to(y, target)
-    except ValueError:
-        raise ValueError(
-            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
-        ) from None
+    y = _update_to(y, target)
     m = int(np.prod(target, dtype=np.int64))
     if m == 0 or x.size == 0:
         return rebound(original)
@@ -236,16 +241,7 @@ def _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, uni
         )
     else:
         indices = constant(np.zeros((0,), dtype), dtype)
-    yshape = aval(y).shape
-    while len(yshape) > len(target) and yshape[0] == 1:  # (NumPy's extra leading unit dimensions)
-        y = st.reshape(y, yshape[1:])
-        yshape = yshape[1:]
-    try:
-        y = broadcast_to(y, target)
-    except ValueError:
-        raise ValueError(
-            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
-        ) from None
+    y = _update_to(y, target)
     x_sharding = aval(x).sharding
     if x_sharding is not None:
         # The update is typed as ``x[idx]`` would be (JAX's ``slice_sharding``): a window keeps
