@@ -105,7 +105,7 @@ def _broadcast_batch(x, axis_size, dim):
     out = structure.broadcast_in_dim(x, shape, dims)
     # (a size-1 dimension is the elementwise rule's broadcasting one, which JAX's
     # broadcast_batcher inserts with no mesh axis: only the vmap's own size is split)
-    names = _FAMILIES["sharding"]._explicit_axes.get() if axis_size != 1 else ()
+    names = _sharding_rules._explicit_axes.get() if axis_size != 1 else ()
     sharding = aval.sharding if names else None
     if sharding is not None and not sharding.spec.unreduced and not sharding.spec.reduced:
         # (the mapped dimension split as the vmap's inputs are: JAX's get_sharding_for_vmap)
