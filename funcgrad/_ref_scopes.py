@@ -13,7 +13,6 @@ class: this module does not import ``funcgrad.ref``.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import weakref
 from typing import Any
 
@@ -117,24 +116,17 @@ def lower_hi_values(tree):
 
 def hi_values_lowered(funs, tree):
     """``(funs, tree)`` for a control-flow operation given immutable high-level values among its
-    operands ``tree``: each operand of them as its low-level values, raised back for the functions
-    ``funs``, whose high-level results go out as their low-level values (as ``jit``'s boundary,
-    ``lower_hi_values``). Without such operands both come back as they are (the functions keep
-    their identity: the control-flow trace cache knows them)."""
+    operands ``tree``: each of them as its low-level values, raised back for the functions
+    ``funs`` (their high-level results go out as low-level values where the control-flow trace
+    flattens them: ``funcgrad._control_flow_trace._hi_lowered``), as ``jit``'s boundary
+    (``lower_hi_values``). The functions keep their identity: the control-flow trace cache
+    knows them, and they run once per signature, as JAX's."""
     if not HITYPES or not any(
         type(x) in HITYPES and box_type(x) is None
         for x in tu.tree_leaves(tree, is_leaf=lambda x: type(x) in HITYPES)
     ):
         return funs, tree
-
-    def lowering(fun):
-        @functools.wraps(fun)
-        def fun_lowered(*args, **kwargs):
-            return lower_hi_values(fun(*args, **kwargs))
-
-        return fun_lowered
-
-    return [lowering(f) for f in funs], lower_hi_values(tree)
+    return funs, lower_hi_values(tree)
 
 
 def box_type(x):

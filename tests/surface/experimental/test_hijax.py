@@ -540,6 +540,12 @@ def _control_flow_row(lib, hx, spec_base) -> list:
     for run in (scan, lib.jit(scan)):
         c, ys = run(tup)
         row += [float(c), np.asarray(get(ys, 0)).tolist(), np.asarray(get(ys, 1)).tolist()]
+    # (its body traced once for both calls: the control-flow trace cache knows it, as JAX's)
+    calls = []
+    counted = lambda c, x: (calls.append(None), body(c, x))[1]  # noqa: E731
+    for _ in range(2):
+        lib.lax.scan(counted, np.float32(0), tup, length=3)
+    row += [len(calls)]
     pair = make(np.float32(1.0), np.float32(3.0))
     step = lambda ic: (ic[0] + 1, make(get(ic[1], 1), get(ic[1], 0) * 2))  # noqa: E731
     n, out = lib.lax.while_loop(lambda ic: ic[0] < 3, step, (0, pair))
