@@ -367,14 +367,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     """
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
-    # (immutable high-level values in the carry as their low-level values: hijax_test's QArray)
-    (cond_fun, body_fun), init_val = _hi_values_lowered((cond_fun, body_fun), init_val)
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     if jit_disabled():
         out = _eager.while_loop(cond_fun, body_fun, init_val)  # (JAX's, under disable_jit)
         if out is not _eager.NO_RESULT:
             return out
+    # (immutable high-level values in the carry as their low-level values: hijax_test's QArray)
+    (cond_fun, body_fun), init_val = _hi_values_lowered((cond_fun, body_fun), init_val)
     carry_tree = tu.tree_structure(init_val)
     state = state_module()
     stage = "body"
@@ -663,6 +663,7 @@ def scan(
         raise TypeError("lax.scan: f argument should be a callable.")
     # (immutable high-level values in the carry or xs as their low-level values, each step's
     # raised back for ``f``: hijax_test's tuples)
+    given = (init, xs)  # (as given, for the loop Python runs under disable_jit)
     (f,), (init, xs2) = _hi_values_lowered((f,), (init, xs))
     if xs2 is not xs and length is None and _hi_values_lowered((), xs)[1] is not xs:
         raise ValueError("must provide `length` to `scan`")  # (JAX's, for high-level xs)
@@ -701,7 +702,7 @@ def scan(
     state = state_module()
     refs = state is not None and any(is_state(x) for x in tu.tree_leaves((init, xs)))
     if not refs and jit_disabled():
-        return _eager.scan_loop(f, init, xs, length, reverse)  # (JAX's, under disable_jit)
+        return _eager.scan_loop(f, *given, length, reverse)  # (JAX's, under disable_jit)
     if refs:
         f, xs = state.scanned_refs(f, init, xs, length)
         xs_flat, xs_tree = tu.tree_flatten(xs)
