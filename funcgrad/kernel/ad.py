@@ -61,8 +61,10 @@ _tu.register_pytree_node(Zero, lambda z: ((), z.aval), lambda aval, _: Zero(aval
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    if aval.dtype.kind in "fc":
-        return aval  # (avals are immutable: the primal's serves)
+    # (avals are immutable: the primal's serves, with its sharding type; bfloat16 and the other
+    # ml_dtypes floats are NumPy kind 'V', so is_inexact, not the kind, decides)
+    if aval.dtype.kind in "fc" or _dt.is_inexact(aval.dtype):
+        return aval
     return ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype), aval.weak_type)
 
 

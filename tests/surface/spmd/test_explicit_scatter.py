@@ -5,6 +5,7 @@ as its primal, as JAX's transpose rules type it)."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -31,6 +32,10 @@ def _both(meshes, build):
     with jax.set_mesh(jm):
         theirs = build(jnp, lambda a, *s: jax.device_put(a, js.PartitionSpec(*s)), jax)
     return ours, theirs
+
+
+def _P(lib):
+    return fs.P if lib is funcgrad else js.PartitionSpec
 
 
 def _spec(x):
@@ -93,7 +98,12 @@ def test_cotangents_are_typed_as_their_primals_as_jax(meshes):
         dx, dy = lib.jit(lib.grad(lambda x, y: (x * y + x).sum(), argnums=(0, 1)))(x, y)
         b = put(np.arange(2.0, dtype=np.float32), "x")
         db = lib.grad(lambda b: np_.broadcast_to(b[:, None], (2, 3)).sum())(b)
-        return dx, dy, db
+        # (a bfloat16 primal's tangent keeps its type too: the kernel's cotangent of an einsum whose
+        # contracting dimension is sharded was untyped, JAX's 'ambiguous' ShardingTypeError)
+        o = put(np.ones((4, 2, 4), ml_dtypes.bfloat16), "x", None, None)
+        k = put(np.ones((4, 6), ml_dtypes.bfloat16), "x", None)
+        dk = lib.grad(lambda k: np_.einsum("bsd,dh->bsh", o, k, out_sharding=_P(lib)("x")).sum())(k)
+        return dx, dy, db, dk.astype(np.float32)
 
     _same(*_both(meshes, build))
 
