@@ -163,10 +163,13 @@ def test_key_impl_of_a_user_impl_is_its_spec():
 
 
 def test_extend_sharding_proto_round_trip():
+    # (jax.extend.sharding as the oracle: the same bytes, a replicated and a tiled sharding)
+    from jax.extend import sharding as jes
     from jaxlib import xla_client as xc
 
     from funcgrad.extend import sharding as fes
 
-    hlo = xc.HloSharding.from_proto(xc.OpSharding())
-    data = fes.get_serialized_proto_from_hlo_sharding(hlo)
-    assert isinstance(data, bytes) and fes.get_hlo_sharding_from_serialized_proto(data) == hlo
+    for hlo in (xc.HloSharding.from_proto(xc.OpSharding()), xc.HloSharding.iota_tile((2, 2))):
+        data = fes.get_serialized_proto_from_hlo_sharding(hlo)
+        assert isinstance(data, bytes) and fes.get_hlo_sharding_from_serialized_proto(data) == hlo
+        assert data == jes.get_serialized_proto_from_hlo_sharding(hlo)
