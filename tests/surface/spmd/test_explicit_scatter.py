@@ -63,7 +63,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
-@pytest.mark.parametrize("op", ["max"])  # (set: the vmapped test below)
+# (set: the vmapped test below; jax 0.10.2 fails to type its own ids in set's derivative with arrays)
+@pytest.mark.parametrize("op", ["max"])
 def test_updates_of_sharded_arrays_as_jax(meshes, case, op):
     index, ushape, spec = CASES[case]
     u = np.arange(np.prod(ushape), dtype=np.float32).reshape(ushape) - 7.0
@@ -72,8 +73,6 @@ def test_updates_of_sharded_arrays_as_jax(meshes, case, op):
         x = put(X, *spec)
         f = lambda x, u: getattr(x.at[index(np_)], op)(u)  # noqa: E731
         eager, jitted = f(x, u), lib.jit(f)(x, u)
-        if op == "set":  # (jax 0.10.2 fails to type its own ids in set's derivative with arrays)
-            return eager, jitted
         return eager, jitted, lib.jit(lib.grad(lambda x, u: f(x, u).sum() * 2.0))(x, u)
 
     _same(*_both(meshes, build))
