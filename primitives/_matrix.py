@@ -35,6 +35,7 @@ from funcgrad.primitives._rules import aval_of, checked_impl, to_front
 
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
 
@@ -307,15 +308,44 @@ def no_derivative(primitive, why: str) -> None:
     primitive.def_jvp(jvp)
 
 
-def lapack_primitive(name: str, impl, abstract_eval, *, multiple_results: bool = False) -> Primitive:
+# NOTE: [eager LAPACK as compiled]
+# A factorisation whose result is not unique (eigenvector and singular-vector signs or phases,
+# Householder reflectors) or whose rounding depends on the LAPACK build (NumPy bundles its own
+# OpenBLAS; jaxlib calls SciPy's) runs eagerly as its compiled lowering does: the primitive alone,
+# compiled once per parameters and operand types (``hooks.eager_compiled``, cached), so eager,
+# ``jit`` and JAX (whose eager ops are compiled) give the same bits -- ``eigh`` of a float32 matrix
+# through ``np.linalg.eigh`` flipped eigenvector signs against ``jit``. The NumPy/SciPy impl stays
+# for the kernel without the bridge and for empty operands. ``cholesky`` and ``triangular_solve``
+# keep their host impls (unique results; the eager GP benchmark's hot path).
+
+
+def lapack_primitive(
+    name: str, impl, abstract_eval, *, multiple_results: bool = False, compiled: bool = False
+) -> Primitive:
     """A linear-algebra primitive: its impl checks operands as abstract evaluation does (eager
     errors are the traced ones), and it batches over leading axes (``leading_batch_rule``); the
-    caller adds the derivative rules."""
+    caller adds the derivative rules. ``compiled``: the eager impl runs the primitive compiled,
+    as ``jit`` does (NOTE: [eager LAPACK as compiled])."""
     p = Primitive(name, multiple_results=multiple_results)
+    if compiled:
+        impl = _compiled_impl(p, impl)
     p.def_impl(checked_impl(abstract_eval, impl))
     p.def_abstract_eval(abstract_eval)
     leading_batch_rule(p)
     return p
+
+
+def _compiled_impl(primitive, host_impl):
+    """``primitive``'s eager impl through its compiled lowering (NOTE: [eager LAPACK as
+    compiled]); ``host_impl`` without the bridge or for an empty operand."""
+
+    def impl(a, **params):
+        if hooks.eager_compiled is None or np.size(a) == 0:
+            return host_impl(a, **params)
+        out = hooks.eager_compiled(primitive, (a,), params)
+        return [o._numpy() for o in out] if primitive.multiple_results else out._numpy()
+
+    return impl
 
 
 def leading_batch_rule(primitive):

@@ -6,7 +6,8 @@ Layer: primitives. Imports the funcgrad kernel, numpy, sibling families and (def
 time) SciPy's LAPACK wrappers.
 
 Each primitive is the kernel LAPACK provides, with the rules of ``jax.lax.linalg``: the eager impl
-calls LAPACK through NumPy/SciPy (batched over the leading axes), the lowering
+calls LAPACK through NumPy/SciPy (batched over the leading axes; ``qr`` runs its lowering compiled
+instead, NOTE: [eager LAPACK as compiled] in ``primitives/_matrix.py``), the lowering
 (``xla_bridge/rules/linalg.py``) calls the same LAPACK routine through jaxlib's typed-FFI custom
 calls, and the derivative rules are the standard matrix-calculus ones, composed of primitives
 (triangular solves, products, masks). Operands follow NOTE: [linalg operand contract].
@@ -592,7 +593,7 @@ def solve_square(a, b):
     return triangular_solve(lu_, x, left_side=True, lower=False)
 
 
-qr_p = mx.lapack_primitive("qr", _qr_impl, _qr_abstract_eval, multiple_results=True)
+qr_p = mx.lapack_primitive("qr", _qr_impl, _qr_abstract_eval, multiple_results=True, compiled=True)
 qr_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 qr_p.def_jvp(_qr_jvp)
 

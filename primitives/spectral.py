@@ -6,8 +6,9 @@ Layer: primitives. Imports the funcgrad kernel, numpy, sibling families and (def
 time) SciPy.
 
 Rules follow ``jax.lax.linalg``: eager impls call LAPACK through NumPy/SciPy (batched over leading
-axes), lowerings (``xla_bridge/rules/spectral.py``) call the same LAPACK routines through jaxlib,
-failures give NaN (NOTE: [factorisation failures] in ``primitives/linalg.py``).
+axes; ``eigh`` and ``svd`` run their lowering compiled instead, NOTE: [eager LAPACK as compiled]
+in ``primitives/_matrix.py``), lowerings (``xla_bridge/rules/spectral.py``) call the same LAPACK
+routines through jaxlib, failures give NaN (NOTE: [factorisation failures] in ``primitives/linalg.py``).
 
 # NOTE: [spectral derivatives]
 # ``eigh`` and ``svd`` differentiate with the classic non-degenerate perturbation formulas, built
@@ -137,7 +138,7 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
     return outs, [dv, dw]
 
 
-eigh_p = mx.lapack_primitive("eigh", _eigh_impl, _eigh_abstract_eval, multiple_results=True)
+eigh_p = mx.lapack_primitive("eigh", _eigh_impl, _eigh_abstract_eval, multiple_results=True, compiled=True)
 eigh_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 eigh_p.def_jvp(_eigh_jvp)
 
@@ -287,7 +288,7 @@ def _inv(x):
     return ew.div(mx.full(aval_of(x).shape, 1, aval_of(x).dtype), x)
 
 
-svd_p = mx.lapack_primitive("svd", _svd_impl, _svd_abstract_eval, multiple_results=True)
+svd_p = mx.lapack_primitive("svd", _svd_impl, _svd_abstract_eval, multiple_results=True, compiled=True)
 svd_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 svd_p.def_jvp(_svd_jvp)
 

@@ -79,6 +79,39 @@ def test_factorisations_match_jax(jl):
     close(fl.householder_product(packed[:, :3], taus), jl.householder_product(packed[:, :3], taus))
 
 
+_EAGER_AS_JIT = {
+    "eigh": lambda L, x: L.eigh(x),
+    "svd": lambda L, x: L.svd(x, full_matrices=False),
+    "qr": lambda L, x: L.qr(x),
+    "cholesky": lambda L, x: L.cholesky(x),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(_EAGER_AS_JIT))
+def test_eager_factorisations_are_jit_and_jax_bits(jl, name, dtype):
+    # NOTE: [eager LAPACK as compiled]: eager, jit and JAX (whose eager ops are compiled) give
+    # the same bits -- eigenvector and singular-vector signs included; cholesky's eager factor
+    # (host potrf, kept for the eager GP's speed) is the same to rounding.
+    f = _EAGER_AS_JIT[name]
+    for shape in ((5, 5), (2, 3, 9, 9)):
+        x = (_spd(shape[-1], shape[:-2]) if name in ("eigh", "cholesky") else RNG.normal(size=shape)).astype(
+            dtype
+        )
+        eager, jitted = f(fl, x), funcgrad.jit(lambda v: f(fl, v))(x)
+        want = f(jl, x)
+        for e, j, w in (
+            zip(eager, jitted, want) if isinstance(want, (tuple, list)) else [(eager, jitted, want)]
+        ):
+            assert np.asarray(e).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(np.asarray(j), np.asarray(w))
+            if name == "cholesky":  # a host potrf eagerly (unique factor): within rounding only
+                eps = np.finfo(dtype).eps
+                np.testing.assert_allclose(np.asarray(e), np.asarray(w), rtol=8 * eps, atol=8 * eps)
+            else:
+                np.testing.assert_array_equal(np.asarray(e), np.asarray(w))
+
+
 def test_solves_match_jax(jl):
     a = np.tril(RNG.normal(size=(4, 4))) + 4 * np.eye(4)
     b = RNG.normal(size=(4, 3))
