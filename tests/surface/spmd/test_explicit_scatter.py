@@ -128,7 +128,7 @@ def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
     # vmap splits the result's mapped dimension as its inputs' are)
     def build(np_, put, lib):
         x = put(np.arange(16.0, dtype=np.float32).reshape(8, 2), "x", "y")
-        P = fs.P if lib is funcgrad else js.PartitionSpec
+        P = _P(lib)
         f = lambda v: np_.einsum("xy,yz->xz", v, v.T, out_sharding=P(None, None))  # noqa: E731
         closed = lib.make_jaxpr(f)(x)
         again = lib.extend.core.jaxpr_as_fun(closed)(x)[0]
@@ -142,7 +142,7 @@ def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
 
 def test_constructors_and_reshape_take_out_sharding_as_jax(meshes):
     def build(np_, put, lib):
-        P = fs.P if lib is funcgrad else js.PartitionSpec
+        P = _P(lib)
         v = np.arange(16, dtype=np.int32).reshape(8, 2)
         x = put(np.arange(8.0, dtype=np.float32).reshape(1, 8), None, "y")
         return (
