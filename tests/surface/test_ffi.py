@@ -114,10 +114,12 @@ def test_errors_of_a_wrong_call():
         in jax.jit(jax.ffi.ffi_call("not_registered_anywhere", x)).lower(x).as_text()
     )
     for f in (funcgrad.jit(call), call):  # (eager: compiled, so the same error)
-        with pytest.raises(JaxRuntimeError, match="No FFI handler registered for not_registered_anywhere"):
+        with pytest.raises(
+            JaxRuntimeError, match="No FFI handler registered for not_registered_anywhere"
+        ) as e:
             f(x)
-    with pytest.raises(XlaBridgeError, match="register_ffi_target\\('not_registered_anywhere'"):
-        call(x)
+        assert isinstance(e.value, XlaBridgeError), type(e.value)  # (a JaxRuntimeError, with the hint)
+        assert "register_ffi_target('not_registered_anywhere'" in str(e.value)
     with pytest.raises(ValueError, match="must have 'shape' and 'dtype'.*position 1"):
         ffi.ffi_call(KNOWN, [x, (3,)])
     with pytest.raises(ValueError, match="negative dimension"):
