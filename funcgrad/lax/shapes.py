@@ -219,9 +219,13 @@ def broadcasted_iota(dtype, shape, dimension: int):
     >>> broadcasted_iota(np.int32, (2, 2), 0).tolist()
     [[0, 0], [1, 1]]
     """
-    return st.broadcasted_iota(
-        check_user_dtype(dtype, "broadcasted_iota"), tuple(int(s) for s in shape), int(dimension)
-    )
+    dtype = check_user_dtype(dtype, "broadcasted_iota")
+    shape, dimension = tuple(int(s) for s in shape), int(dimension)
+    if not 0 <= dimension < len(shape):  # (JAX's words and type; a negative dimension is refused too)
+        raise ValueError(
+            f"iota dimension must be between 0 and len(shape), got dimension={dimension} for shape={shape}"
+        )
+    return st.broadcasted_iota(dtype, shape, dimension)
 
 
 def full(shape, fill_value, dtype=None, *, sharding=None):

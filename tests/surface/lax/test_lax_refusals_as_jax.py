@@ -131,6 +131,10 @@ WORDED = [
     ("rev_repeated", lambda lax, np_: lax.rev(np_.ones((2, 3)), (0, 0))),
     ("rev_float", lambda lax, np_: lax.rev(np_.ones((2, 3)), (1.0,))),
     ("rev_int", lambda lax, np_: lax.rev(np_.ones((2, 3)), 1)),
+    # (broadcasted_iota's dimension in range, not normalised: the lax-parameter fuzzer's probe)
+    ("iota_scalar_shape", lambda lax, np_: lax.broadcasted_iota(np.int32, (), 0)),
+    ("iota_past_rank", lambda lax, np_: lax.broadcasted_iota(np.int32, (2,), 1)),
+    ("iota_negative", lambda lax, np_: lax.broadcasted_iota(np.int32, (2, 3), -1)),
     # (sort's num_keys: JAX's ValueError, before the dimension; fuzzer seed 18006)
     ("sort_num_keys_single", lambda lax, np_: lax.sort(np_.ones(3), num_keys=2)),
     ("sort_num_keys_zero", lambda lax, np_: lax.sort((np_.ones(3), np_.ones(3)), num_keys=0)),
