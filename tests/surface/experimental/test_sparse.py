@@ -591,9 +591,10 @@ def test_sparse_results_of_division_concatenation_and_power_as_jax():
         lambda np_, x, y: np_.squeeze(y, 0),
         lambda np_, x, y: jax_or_fg(np_).lax.dynamic_slice(x, (1, 1), (1, 2)),
     ]
+    ours, theirs = (BCOO.fromdense(a), BCOO.fromdense(b)), (_jfromdense(a), _jfromdense(b))  # (once)
     for f in cases:
-        got = sparse.sparsify(functools.partial(f, fnp))(BCOO.fromdense(a), BCOO.fromdense(b))
-        want = js.sparsify(functools.partial(f, jnp))(_jfromdense(a), _jfromdense(b))
+        got = sparse.sparsify(functools.partial(f, fnp))(*ours)
+        want = js.sparsify(functools.partial(f, jnp))(*theirs)
         assert isinstance(got, BCOO) and isinstance(want, js.BCOO)
         np.testing.assert_allclose(got.todense(), _jtodense(want), rtol=1e-14)
     np.testing.assert_allclose((BCOO.fromdense(a) / d).todense(), a / d, rtol=1e-14)
