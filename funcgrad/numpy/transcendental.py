@@ -570,9 +570,9 @@ def _filled_like(x, value):
     # JAX's lax.full_like(x, value, dtype=bool) inside its jitted isfinite/isnan/isinf: traced under
     # jit (a concrete constant left the program, so a sharding constraint on it placed one device:
     # the sharded-program fuzzer's seed 17003), and, as a jitted result read from no argument, on
-    # one device eagerly whatever x's layout; weak where x is, as jax's
-    out = full(aval(x).shape, value, dtype=np.bool_)
-    return ew.convert_element_type(out, np.bool_, weak_type=True) if aval(x).weak_type else out
+    # one device eagerly whatever x's layout; strong, as full_like given a dtype is (isinf(5),
+    # isfinite of a weak bool: only isnan, JAX's x != x, keeps a weak x's weak type)
+    return full(aval(x).shape, value, dtype=np.bool_)
 
 
 def isnan(x, /):

@@ -156,6 +156,10 @@ CASES = {
             ~w,
             np.logical_not(w),
             np.isnan(w),
+            # (JAX's full_like(x, False, dtype=bool) for a non-float x: strong, weak x or not)
+            np.isinf(w),
+            np.isfinite(w),
+            np.isposinf(5),
             w.reshape(2, 1),
             w + 1.0,
         )
