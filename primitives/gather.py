@@ -314,8 +314,9 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes, m
             f"{dn.offset_dims}, collapsed_slice_dims {dn.collapsed_slice_dims}, operand_batching_dims "
             f"{dn.operand_batching_dims} for {operand.str_short()}"
         )
+    empty = any(k == 0 for k in indices.shape)  # (JAX checks slice sizes only when there are indices)
     for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
-        if not 0 <= s <= n:
+        if not empty and not 0 <= s <= n:
             raise TypeError(
                 f"gather: slice size {s} of dimension {d} must be in [0, {n}] for {operand.str_short()}"
             )

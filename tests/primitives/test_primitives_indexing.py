@@ -213,3 +213,19 @@ def test_scatter_extremal_jvp_at_nan_and_ties_as_jax(method):
     theirs = jax.jvp(lambda a, u: getattr(a.at[idx], method)(u), (a, u), (ta, tu))
     for x, y in zip(ours, theirs):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_gather_without_indices_takes_any_slice_size_as_jax():
+    # JAX checks slice sizes against the operand only when there are indices, and lowers an empty
+    # result as a constant (funcgrad raised TypeError eagerly; the lax-parameter fuzzer's seed 18007)
+    jax = pytest.importorskip("jax")
+    import funcgrad
+
+    x = np.ones((1,), np.float32)
+    for lib in (jax, funcgrad):
+        dn = lib.lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,))
+
+        def f(x, lib=lib, dn=dn):
+            return lib.lax.gather(x, np.zeros((0, 1), np.int32), dn, (2,), mode="clip")
+
+        assert np.asarray(f(x)).shape == np.asarray(lib.jit(f)(x)).shape == (0, 2)

@@ -101,6 +101,10 @@ def _gather(ctx, x, idx, *, dimension_numbers, slice_sizes, mode, fill_value, in
     xa, ia = ctx.avals_in
     out = ctx.avals_out[0]
     dn = dimension_numbers
+    if 0 in out.shape:
+        # (JAX lowers an empty result as a constant: no indices allow slice sizes past the operand's
+        # dimensions, which XLA's gather would refuse)
+        return fb.const(np.zeros((), xla_dtype(out.dtype)), out.dtype, out.shape)
     attrs = _gather_attr(dn, ia.ndim - 1, slice_sizes, indices_are_sorted)
     y = fb.generic("stablehlo.gather", [x, idx], [aval_type(xa), aval_type(ia)], [aval_type(out)], attrs)
     if mode is GatherScatterMode.FILL_OR_DROP:
