@@ -125,9 +125,18 @@ def iscomplex(x):
     """
     (x,) = promote_args(x)
     if not _is_complex(x):
-        return constant(False, np.bool_, aval(x).shape)
+        return _real_part_test(False, x)
     im = cx.imag_p.bind(x)
     return ew.ne_p.bind(im, constant(0, aval(im).dtype))
+
+
+def _real_part_test(value, x):
+    """isreal/iscomplex of a real ``x``: JAX compares its imag (zeros like x) with its _const 0,
+    which is weak only for a scalar, so the result is weak where x is a weak scalar (isreal(5) is
+    a weak bool; of a weak vector, strong)."""
+    out = constant(value, np.bool_, aval(x).shape)
+    weak = aval(x).weak_type and not aval(x).shape
+    return ew.convert_element_type(out, np.bool_, weak_type=True) if weak else out
 
 
 def isreal(x):
@@ -138,7 +147,7 @@ def isreal(x):
     """
     (x,) = promote_args(x)
     if not _is_complex(x):
-        return constant(True, np.bool_, aval(x).shape)
+        return _real_part_test(True, x)
     im = cx.imag_p.bind(x)
     return ew.eq_p.bind(im, constant(0, aval(im).dtype))
 

@@ -160,6 +160,9 @@ CASES = {
             np.isinf(w),
             np.isfinite(w),
             np.isposinf(5),
+            np.isreal(5),
+            np.iscomplex(5.0),
+            np.isreal(w + 1.0),
             w.reshape(2, 1),
             w + 1.0,
         )
