@@ -46,6 +46,7 @@ import functools
 import math
 import weakref
 
+import numpy as np
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -58,7 +59,7 @@ from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.callkit import DerivedJaxprs, derived_jvp, derived_partial_eval, derived_transpose
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
 __all__ = [
@@ -275,13 +276,36 @@ def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_a
         ]
         sums = [_unmentioned(mesh, s, manual_axes) for s, lin in zip(in_specs, linear) if lin]
 
+        zeros = _zero_outputs(transposed.jaxpr)
+
         def body(*args):
             nonlin, cts = args[:n_nonlin], args[n_nonlin:]
             cts = [ct if k == 1 else ew.div(ct, k) for ct, k in zip(cts, ct_scale)]
             outs = core.eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *cts)
-            return [o if not axes else co.psum_p.bind(o, axis_name=axes) for o, axes in zip(outs, sums)]
+            return [
+                o if not axes or i in zeros else co.psum_p.bind(o, axis_name=axes)
+                for i, (o, axes) in enumerate(zip(outs, sums))
+            ]
 
         return trace_to_jaxpr(body, transposed.in_avals)
+
+
+def _zero_outputs(jaxpr) -> set:
+    """The outputs of a transposed body that are zeros it made (the cotangent of an input the body
+    never reads): their sum over the devices is the zeros themselves, so no psum is bound for them
+    (XLA's CPU simplifier aborted the process on an all-reduce of a broadcast complex zero: the
+    sharded-program fuzzer, seed 17013)."""
+    made = {
+        e.outvars[0]: e.invars[0]
+        for e in jaxpr.eqns
+        if e.primitive.name == "broadcast_in_dim" and type(e.invars[0]) is Literal
+    }
+    out = set()
+    for i, v in enumerate(jaxpr.outvars):
+        lit = v if type(v) is Literal else made.get(v)
+        if lit is not None and not np.any(np.asarray(lit.val)):
+            out.add(i)
+    return out
 
 
 _derived_transpose = DerivedJaxprs(
