@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from funcgrad._control_flow import while_loop
+from funcgrad._partition_spec import PartitionSpec
 from funcgrad._placement import reshard
 from funcgrad._sharding_types import type_sharding
 from funcgrad.custom_derivatives import refuse_jvp
@@ -272,17 +273,30 @@ def _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, uni
     )
 
 
+def _replicated(v):
+    """``v`` resharded to replicated on its explicit mesh axes; anything else as it is."""
+    if not isinstance(v, Array | core.Tracer) or not any(spec_of(aval(v))):
+        return v
+    typed = v.sharding if isinstance(v, Array) else aval(v).sharding  # (a concrete mesh eagerly)
+    return reshard(v, typed.with_spec(PartitionSpec()))
+
+
 def _takes_out_sharding(method):
     """JAX's ``out_sharding=`` of ``x.at[idx].get/set/add/...``: the result's sharding, given
     where the gather's or scatter's would be ambiguous on explicit mesh axes (NOTE: [sharding in
-    types]); the operation is typed replicated inside and resharded to it."""
+    types]). JAX computes the operation in auto axes (the partitioner lays it out) and reshards
+    the result; here its operands are resharded replicated, so the operation and its derivative
+    (the scatter a gather transposes to, bound later by ``grad``) are typed replicated without
+    ambiguity, and the result is resharded to ``out_sharding``."""
 
     @functools.wraps(method)
     def wrapped(self, *args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return method(self, *args, **kwargs)
+        index = self.index if not isinstance(self.index, tuple) else tuple(map(_replicated, self.index))
+        ref = _IndexUpdateRef(_replicated(self.array), _replicated(index))
         with indexing_out():
-            out = method(self, *args, **kwargs)
+            out = method(ref, *map(_replicated, args), **kwargs)
         return reshard(out, out_sharding)
 
     sig = inspect.signature(method)

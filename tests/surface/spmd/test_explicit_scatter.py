@@ -107,6 +107,25 @@ def test_cotangents_are_typed_as_their_primals_as_jax(meshes):
     _same(*_both(meshes, build))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+def test_gradient_of_an_embedding_lookup_with_out_sharding_as_jax(meshes, dtype):
+    # (JAX's training cookbook: tokens split over 'x' index a replicated table with
+    # `.at[tokens].get(out_sharding=)`; its gradient, eager and jitted, transposes to a scatter
+    # whose update was untyped: JAX's 'ambiguous' ShardingTypeError where jax computes)
+    def build(np_, put, lib):
+        table = put(np.arange(8 * 3, dtype=np.float32).reshape(8, 3).astype(dtype), None, None)
+        tokens = put(np.array([[1, 7, 1], [0, 2, 2], [5, 5, 5], [3, 4, 6]]), "x")
+
+        def loss(t):
+            rows = t.at[tokens].get(out_sharding=_P(lib)("x", None, None))
+            return (rows.astype(np.float32) ** 2).sum()
+
+        g = lib.grad(loss)
+        return g(table).astype(np.float32), lib.jit(g)(table).astype(np.float32)
+
+    _same(*_both(meshes, build))
+
+
 def test_vmap_over_an_explicitly_sharded_dimension_as_jax(meshes):
     # (the mapped dimension's explicit axis: an unbatched output broadcast along it is split too;
     # mapped inputs split differently along it are JAX's ValueError)
