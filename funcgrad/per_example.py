@@ -46,6 +46,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.api import vjp, vmap
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import Literal, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -123,7 +124,7 @@ def _transform(loss, in_axes, clip, name):
         axes = _batch_axes(name, in_axes, len(batch))
         flat_p, p_tree = tu.tree_flatten(params)
         for path, leaf in zip(tu.tree_flatten_with_path(params)[0], flat_p):
-            if core.get_aval(leaf).dtype.kind not in "fc":
+            if not _dt.is_inexact(core.get_aval(leaf).dtype):
                 raise TypeError(
                     f"{name}: params{tu.keystr(path[0])} has dtype {core.get_aval(leaf).dtype}; every leaf "
                     "of params is differentiated, so it must be a float (pass integer data as a batch "
@@ -189,12 +190,12 @@ def _plan(jaxpr, n_params) -> _Plan:
     returned = {v for v in jaxpr.outvars if type(v) is Var}
     sites, fallback = [], []
     for j, v in enumerate(params):
-        if v.aval.dtype.kind not in "fc":
+        if not _dt.is_inexact(v.aval.dtype):
             continue  # integer leaves have no gradient
         if len(uses[v]) == 1 and v not in returned:
             i, k = uses[v][0]
             eqn = jaxpr.eqns[i]
-            if not eqn.primitive.multiple_results and eqn.outvars[0].aval.dtype.kind in "fc":
+            if not eqn.primitive.multiple_results and _dt.is_inexact(eqn.outvars[0].aval.dtype):
                 sites.append((i, k, j))
                 continue
         if uses[v] or v in returned:

@@ -7,6 +7,7 @@ models where the transformation must fall back (tied weights, a parameter inside
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -242,6 +243,23 @@ def test_integer_parameter_is_an_error():
         funcgrad.clipped_grad_sum(lambda p, x: fnp.sum(x * p["w"]), 1.0)(
             {"w": np.ones(3), "n": np.array(2)}, np.ones((4, 3))
         )
+
+
+def test_bfloat16_parameters_are_differentiated():
+    # (bfloat16's NumPy kind is 'V': the parameter check read dtype.kind and refused them)
+    w = np.linspace(-1, 1, 6).reshape(3, 2).astype(ml_dtypes.bfloat16)
+    x = np.arange(12.0).reshape(4, 3).astype(ml_dtypes.bfloat16)
+
+    def loss(w, x):
+        return fnp.sum(fnp.tanh(x @ w).astype(np.float32))
+
+    grads = [np.asarray(funcgrad.grad(loss)(w, xi)).astype(np.float32) for xi in x]
+    norms = funcgrad.per_example_norms(loss)(w, x)
+    np.testing.assert_allclose(np.asarray(norms), [np.linalg.norm(g) for g in grads], rtol=2e-2)
+    clipped = funcgrad.clipped_grad_sum(loss, 0.5)(w, x)
+    assert clipped.dtype == ml_dtypes.bfloat16
+    want = sum(g / max(1.0, np.linalg.norm(g) / 0.5) for g in grads)
+    np.testing.assert_allclose(np.asarray(clipped).astype(np.float32), want, rtol=2e-2, atol=1e-2)
 
 
 def test_unused_and_non_differentiable_parameters():
