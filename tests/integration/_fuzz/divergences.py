@@ -382,6 +382,24 @@ def _jax_dead_generic_window(outcome) -> bool:
     )
 
 
+_JAX_DERIVATIVES = ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "linearize")
+
+
+def _jax_cumulative_negative_axis(outcome) -> bool:
+    # jax refuses lax.cumprod/cummax/cummin/cumlogsumexp with a negative axis (its shape rule),
+    # except under a derivative, whose rule (an associative scan) accepts it and computes (seed
+    # 18009: linearize o jvp o linearize of an _err(cumprod(..., axis=-1)) step)
+    steps = [expr for _, expr in outcome.case.steps]
+    derivative = any(k in _JAX_DERIVATIVES for k, _ in outcome.case.stack) or any(
+        f"T.{d}(" in e for d in _JAX_DERIVATIVES for e in steps
+    )
+    return (
+        outcome.status in ("mismatch", "error")
+        and derivative
+        and any(re.search(r"_err\(.*lax\.cum(prod|max|min|logsumexp)\(.*axis=-", e) for e in steps)
+    )
+
+
 def _jax_float0_product(outcome) -> bool:
     # jax's own internal error: reverse mode over a jvp whose output is boolean multiplies the
     # float0 tangent (seed 13017: jacrev o value_and_grad o jvp of logical_not(clip(int8)))
@@ -687,6 +705,18 @@ DOCUMENTED: list[Divergence] = [
         "`grad(lambda x: (lax.reduce_window(x, 0.0, lambda a, b: a + b, (2,), (1,), 'VALID'), "
         "np.sum(x))[1])(x)`: ones (jax: ValueError); the lax-parameter fuzzer's seeds 18004/18005",
         _jax_dead_generic_window,
+    ),
+    Divergence(
+        "jax-cumulative-negative-axis-under-derivatives",
+        "`lax.cumprod`/`cummax`/`cummin`/`cumlogsumexp` with a negative `axis`, differentiated (`jvp`, "
+        "`grad`, `linearize`, ...).",
+        "jax is inconsistent: its shape rule refuses a negative axis ('XLA operations do not allow "
+        "negative axes', eagerly and under `jit`, and for `cumsum` always), but these four's derivative "
+        "rules re-run the reduction as an associative scan, which takes it, so under a derivative jax "
+        "computes; funcgrad refuses it everywhere, as the shape rule says.",
+        "`jvp(lambda x: lax.cumprod(x, axis=-1), (x,), (t,))`: ValueError (jax: the values; "
+        "`lax.cumprod(x, axis=-1)` alone raises in both); the lax-parameter fuzzer's seed 18009",
+        _jax_cumulative_negative_axis,
     ),
     Divergence(
         "jax-internal-float0-product",
