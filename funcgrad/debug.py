@@ -94,7 +94,7 @@ class ValueStats(NamedTuple):
     @staticmethod
     def of(x) -> ValueStats:
         v = np.asarray(x._numpy() if isinstance(x, Array) else x)
-        if v.dtype.kind not in "fc" or v.size == 0:
+        if not _dt.is_inexact(v.dtype) or v.size == 0:
             lo = hi = None
             if v.size and v.dtype.kind in "biu":
                 lo, hi = v.min().item(), v.max().item()
@@ -161,7 +161,7 @@ def _is_finite(x) -> bool:
             return True
         return bool(np.isfinite(x._numpy()).all())
     if isinstance(x, np.ndarray | np.generic | float | complex):
-        return bool(np.isfinite(x).all()) if np.asarray(x).dtype.kind in "fc" else True
+        return bool(np.isfinite(x).all()) if _dt.is_inexact(np.asarray(x).dtype) else True
     return True
 
 
@@ -223,14 +223,14 @@ class _BadJitOutputs(Exception):
 
 def _has_nan(x) -> bool:
     v = x._numpy() if isinstance(x, Array) else x
-    if isinstance(v, np.ndarray | np.generic | float | complex) and np.asarray(v).dtype.kind in "fc":
+    if isinstance(v, np.ndarray | np.generic | float | complex) and _dt.is_inexact(np.asarray(v).dtype):
         return bool(np.isnan(v).any())
     return False
 
 
 def _has_inf(x) -> bool:
     v = x._numpy() if isinstance(x, Array) else x
-    if isinstance(v, np.ndarray | np.generic | float | complex) and np.asarray(v).dtype.kind in "fc":
+    if isinstance(v, np.ndarray | np.generic | float | complex) and _dt.is_inexact(np.asarray(v).dtype):
         return bool(np.isinf(v).any())
     return False
 

@@ -170,6 +170,19 @@ def test_debug_nans_context_and_decorator():
     assert funcgrad.check_finite is check_finite and funcgrad.debug_nans is debug_nans
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_debug_nans_sees_half_precision_nans_as_jax(dtype):
+    # (bfloat16's NumPy kind is 'V': the NaN checks read dtype.kind in 'fc' and let its NaNs pass)
+    x = fnp.asarray(np.array([0.0, 1.0]), dtype=dtype)
+    with debug_nans():
+        with pytest.raises(FloatingPointError) as eager:
+            fnp.log(x) * 0
+        with pytest.raises(FloatingPointError) as jitted:
+            jit(lambda x: 0.0 / x)(x)
+    assert str(eager.value) == "invalid value (nan) encountered in mul"
+    assert str(jitted.value) == "invalid value (nan) encountered in div"
+
+
 def test_debug_nans_inside_a_transformation_is_an_error():
     def f(x):
         with debug_nans():
