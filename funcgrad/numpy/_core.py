@@ -666,10 +666,10 @@ def broadcast_to(array, shape):
     lead = len(shape) - len(xs)
     if lead < 0:  # (JAX's words)
         raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={xs} shape={shape}")
-    if any(a not in (1, b) for a, b in zip(xs, shape[lead:])):
-        raise ValueError(
-            f"Incompatible shapes for broadcasting: input shape={xs} and requested shape={shape}"
-        )
+    if any(a not in (1, b) for a, b in zip(xs, shape[lead:])):  # (JAX's words)
+        have = aval(x)
+        want = have.update(shape=shape, weak_type=False, sharding=None)
+        raise ValueError(f"Incompatible types for broadcasting: input type={have} and requested type={want}")
     return _broadcast_known(x, xs, shape)
 
 

@@ -95,18 +95,9 @@ def _safe_to_cast(y, x) -> bool:
 
 
 def _update_to(y, target):
-    """The update ``y`` broadcast to the indexed shape ``target``, its extra leading size-1
-    dimensions dropped first (NumPy allows them)."""
-    yshape = aval(y).shape
-    while len(yshape) > len(target) and yshape[0] == 1:
-        y = st.reshape(y, yshape[1:])
-        yshape = yshape[1:]
-    try:
-        return broadcast_to(y, target)
-    except ValueError:
-        raise ValueError(
-            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
-        ) from None
+    """The update ``y`` broadcast to the indexed shape ``target``, as JAX's ``broadcast_to`` (an
+    update of more dimensions, leading size-1 ones included, is its ValueError; NumPy drops them)."""
+    return broadcast_to(y, target)
 
 
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):

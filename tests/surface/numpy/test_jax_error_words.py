@@ -156,6 +156,18 @@ CASES = {
         ValueError,
         r"Input dtypes \('int(16|32)', 'int(16|32)'\) have no available implicit dtype promotion path",
     ),
+    # (the program fuzzer: NumPy drops an update's extra leading size-1 dimensions; JAX's .at[]
+    # broadcasts the update as broadcast_to does and refuses them)
+    "update_of_more_dimensions": (
+        lambda j, n: n.zeros(3).at[0].set(np.ones(1)),
+        ValueError,
+        r"^Cannot broadcast to shape with fewer dimensions: arr_shape=\(1,\) shape=\(\)",
+    ),
+    "update_of_another_shape": (
+        lambda j, n: n.zeros((3, 4), np.float32).at[0].set(np.ones(3, np.float32)),
+        ValueError,
+        r"^Incompatible types for broadcasting: input type=float32\[3\] and requested type=float32\[4\]",
+    ),
 }
 
 

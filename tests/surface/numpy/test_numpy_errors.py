@@ -55,7 +55,11 @@ def test_broadcast_mismatch(transform):
         ValueError, match=r"Incompatible shapes for broadcasting: shapes=\[\(2, 3\), \(4,\)\]"
     ):
         transform(lambda x: fnp.asarray(x) * np.ones(4))(np.ones((2, 3)))
-    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):  # (JAX's words)
+    with pytest.raises(  # (JAX 0.10's words)
+        ValueError,
+        match=r"^Incompatible types for broadcasting: input type=float64\[3\] and requested "
+        r"type=float64\[2,4\]",
+    ):
         transform(lambda x: fnp.broadcast_to(x, (2, 4)))(np.ones(3))
 
 
