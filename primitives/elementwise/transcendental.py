@@ -168,8 +168,9 @@ cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)), may_produce_nan=Tru
 tanh_p = unop(
     "tanh",
     np.tanh,
-    # (t + t y)(1 - y), JAX's form: t (1 - y^2) rounds differently in half precision
-    lambda t, ans, x: mul(add(t, mul(t, ans)), sub(1, ans)),
+    # (t (1 - y^2), one residual; JAX's (t + t y)(1 - y) keeps two, y and 1 - y, and rounds
+    # differently in half precision: docs/differences_from_jax.md)
+    lambda t, ans, x: mul(t, sub(1, square(ans))),
     uses_answer=True,
     may_produce_nan=True,
     sparse="zero_preserving",
@@ -183,12 +184,13 @@ asinh_p = unop(
 )
 # x**2 - 1 as JAX's (the domain is x >= 1; at x = -1 the tangent is +inf, not rsqrt(-0.0) = -inf)
 acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(sub(square(x), 1))), may_produce_nan=True)
-# (1 / (1 + x)) (t / (1 - x)) as JAX's, its rounding included (its second derivative at x = 1 is
-# -inf + inf = nan, as JAX's; 1 / (1 - x^2) gave 2x / 0 = inf)
+# t (1 / (1 + x) / (1 - x)), one residual (JAX's (1 / (1 + x)) (t / (1 - x)) keeps two and rounds
+# differently in half precision); its second derivative at x = 1 is -inf + inf = nan, as JAX's
+# (1 / (1 - x^2) gave 2x / 0 = inf)
 atanh_p = unop(
     "atanh",
     np.arctanh,
-    lambda t, x: mul(div(1, add(1, x)), div(t, sub(1, x))),
+    lambda t, x: mul(t, div(div(1, add(1, x)), sub(1, x))),
     may_produce_nan=True,
     sparse="zero_preserving",
 )

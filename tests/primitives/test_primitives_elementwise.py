@@ -203,18 +203,17 @@ def test_sqrt_jvp_is_jaxs_product_form_in_float16():
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_tanh_atanh_exp2_derivatives_are_jaxs_bits_in_half_precision(dtype):
-    # (the regression hunt: grad(sum(tanh(x) ** 2)) in float16 differed from jax in 186 of 257
-    # elements) the rules are JAX's forms, whose roundings they share: tanh's (t + t y)(1 - y),
-    # atanh's (1 / (1 + x)) (t / (1 - x)), exp2's log(2) (t y)
+def test_exp2_derivative_is_jaxs_bits_in_half_precision(dtype):
+    # (the regression hunt) exp2's rule is JAX's log(2) (t y), whose rounding it shares (t (y log 2)
+    # differed in a third of the elements); tanh's and atanh's keep one residual where JAX's keep
+    # two, and differ in half precision's last bit (docs/differences_from_jax.md)
     jax = pytest.importorskip("jax")
     x = np.linspace(0.05, 0.95, 91).astype(dtype)
-    for name in ("tanh", "arctanh", "exp2"):
-        sides = []
-        for api, m in ((funcgrad, fnp), (jax, jax.numpy)):
-            g = api.grad(lambda a, f=getattr(m, name), m=m: m.sum(f(a) ** 2))
-            sides.append([np.asarray(g(x)).astype(np.float32), np.asarray(api.jit(g)(x)).astype(np.float32)])
-        np.testing.assert_array_equal(np.array(sides[0]), np.array(sides[1]), err_msg=name)
+    sides = []
+    for api, m in ((funcgrad, fnp), (jax, jax.numpy)):
+        g = api.grad(lambda a, m=m: m.sum(m.exp2(a) ** 2))
+        sides.append([np.asarray(g(x)).astype(np.float32), np.asarray(api.jit(g)(x)).astype(np.float32)])
+    np.testing.assert_array_equal(np.array(sides[0]), np.array(sides[1]))
 
 
 def test_shift_right_arithmetic_of_unsigned_integers_as_jax():
