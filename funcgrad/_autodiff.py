@@ -438,7 +438,6 @@ def _unflatten_vjp(static, residuals) -> VJPFunction:
 tu.register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
 
-@_api_boundary
 def _holds_hi_values(tree) -> bool:
     """Whether ``tree`` holds immutable high-level values (funcgrad.experimental.hijax)."""
     return bool(HITYPES) and any(type(x) in HITYPES and box_type(x) is None for x in tu.tree_leaves(tree))
@@ -454,6 +453,7 @@ def _lowering_results(fun):
     return lowered
 
 
+@_api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns a tuple of cotangents,
     one per primal. Implemented as linearize + transpose.
