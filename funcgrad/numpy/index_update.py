@@ -384,9 +384,10 @@ class _IndexUpdateRef:
         [1, 2, 2]
         """
         (values,) = promote_args(values)
-        # JAX subtracts in the array's dtype (its scatter_sub converts the update to it first): the
-        # update is converted before it is negated, so float32.at[0].subtract(np.uint8(5)) is -5
-        # (negated as a uint8 it was 251: the sharded-program fuzzer, seed 17008) and
+        # JAX subtracts in the array's and the update's promoted dtype (then converts back): the
+        # update is promoted before it is negated, so float32.at[0].subtract(np.uint8(5)) is -5
+        # (negated as a uint8 it was 251: the sharded-program fuzzer, seed 17008),
+        # int32.at[0].subtract(2.5) of 4 is int(1.5) = 1, and
         # int16.at[0].subtract(True) is -1; a boolean update of a boolean array has no subtraction
         # (an integer one converts, as jax's: bool.at[0].subtract(1) is True).
         a = aval(self.array)
@@ -398,7 +399,7 @@ class _IndexUpdateRef:
                     "subtypes of integer, floating, complexfloating."
                 )
         if aval(values).dtype != a.dtype and a.dtype != np.bool_:
-            values = ew.convert_element_type(values, a.dtype, weak_type=a.weak_type)
+            _, values = promote_args(self.array, values)
         return _scatter(
             self.array,
             self.index,
