@@ -224,6 +224,15 @@ def device_put_space(x, space: Space):
     return tu.tree_map(put, x)
 
 
+def _concrete_primal(v):
+    """The value under ``v``'s chain of forward-mode primals (an Array keeps its placement, which
+    JAX's ``to_concrete_value`` reads for ``device_put``'s source), or None where a tracer has none
+    (``vmap``'s, a staging trace's)."""
+    while isinstance(v, core.Tracer):
+        v = getattr(v, "primal", None)
+    return v
+
+
 def device_put_traced(v, device):
     """``device_put(v, device)`` of a traced ``v`` (a ``Device``): under a staging trace (``jit``)
     ``v`` as it is (the staged program places its values); under eager transformations
@@ -234,9 +243,7 @@ def device_put_traced(v, device):
         return v
     if isinstance(trace, RecordingTrace):  # (a recorded program runs on one device)
         raise EffectsInRecording("device_put")
-    src = v
-    while isinstance(src, core.Tracer):
-        src = getattr(src, "primal", None)
+    src = _concrete_primal(v)
     src = next(iter(src.devices())) if isinstance(src, Array) and len(src.devices()) == 1 else None
     return device_put_p.bind(
         v, devices=(device,), srcs=(src,), copy_semantics=(ArrayCopySemantics.REUSE_INPUT,)
@@ -259,9 +266,7 @@ def _put_differentiated(v, s: Sharding):
         return None
     if isinstance(trace, RecordingTrace):  # (a recorded program runs on one device)
         raise EffectsInRecording("device_put")
-    src = v
-    while isinstance(src, core.Tracer):
-        src = getattr(src, "primal", None)
+    src = _concrete_primal(v)
     if src is None:
         return None
     src = src.sharding if isinstance(src, Array) else None
