@@ -280,6 +280,40 @@ def test_boxes_made_inside_jit_and_boxes_changing_structure_as_jax():
     assert len(box.items) == len(jbox.get()) == 2
 
 
+def _quantized_type(hx, name):
+    """JAX's hijax_test QArray, registered with ``hx`` (funcgrad's or jax's hijax): int8 values and
+    a float32 scale per row, lowered to those two arrays. Returns the value class (named ``name``)
+    and its type class."""
+
+    class Value:
+        def __init__(self, arr, scale):
+            self.arr, self.scale = arr, scale
+
+    Value.__name__ = Value.__qualname__ = name
+
+    class Ty(hx.HiType):
+        def __init__(self, shape):
+            self.shape = shape
+
+        def __eq__(self, other):
+            return type(other) is Ty and other.shape == self.shape
+
+        def __hash__(self):
+            return hash(self.shape)
+
+        def lo_ty(self):
+            return [hx.ShapedArray(self.shape, np.int8), hx.ShapedArray(self.shape[:1], np.float32)]
+
+        def lower_val(self, q):
+            return [q.arr, q.scale]
+
+        def raise_val(self, arr, scale):
+            return Value(arr, scale)
+
+    hx.register_hitype(Value, lambda q: Ty(q.arr.shape))
+    return Value, Ty
+
+
 def test_an_immutable_high_level_value_crosses_jit_as_its_low_level_values_as_jax():
     # JAX's hijax_test test_basic_register: a value of a registered type without quasi-dynamic
     # data enters a jitted function as its low-level values (lower_val) and comes out raised
@@ -290,31 +324,7 @@ def test_an_immutable_high_level_value_crosses_jit_as_its_low_level_values_as_ja
 
     seen = {}
     for lib, hx in ((funcgrad, hijax), (jax, jhijax)):
-
-        class QArray:
-            def __init__(self, arr, scale):
-                self.arr, self.scale = arr, scale
-
-        class QArrayTy(hx.HiType):
-            def __init__(self, shape):
-                self.shape = shape
-
-            def __eq__(self, other):
-                return type(other) is QArrayTy and other.shape == self.shape
-
-            def __hash__(self):
-                return hash(self.shape)
-
-            def lo_ty(self, hx=hx):
-                return [hx.ShapedArray(self.shape, np.int8), hx.ShapedArray(self.shape[:1], np.float32)]
-
-            def lower_val(self, q):
-                return [q.arr, q.scale]
-
-            def raise_val(self, arr, scale):
-                return QArray(arr, scale)
-
-        hx.register_hitype(QArray, lambda q, ty=QArrayTy: ty(q.arr.shape))
+        QArray, QArrayTy = _quantized_type(hx, "QArray")
         q = QArray(np.ones((2, 3), np.int8), np.array([1.5, 2.0], np.float32))
         out = lib.jit(lambda q: q)(q)  # (inside, JAX's is a tracer of its type; funcgrad's raised)
         aot = lib.jit(lambda q: q).lower(q).compile()(q)  # (test_stages: ahead of time too)
@@ -642,31 +652,7 @@ def test_empty_ref_of_a_high_level_type_as_jax():
 
     seen = {}
     for lib, hx in ((funcgrad, hijax), (jax, jhijax)):
-
-        class Q:
-            def __init__(self, arr, scale):
-                self.arr, self.scale = arr, scale
-
-        class QTy(hx.HiType):
-            def __init__(self, shape):
-                self.shape = shape
-
-            def __eq__(self, other):
-                return type(other) is QTy and other.shape == self.shape
-
-            def __hash__(self):
-                return hash(self.shape)
-
-            def lo_ty(self, hx=hx):
-                return [hx.ShapedArray(self.shape, np.int8), hx.ShapedArray(self.shape[:1], np.float32)]
-
-            def lower_val(self, q):
-                return [q.arr, q.scale]
-
-            def raise_val(self, arr, scale):
-                return Q(arr, scale)
-
-        hx.register_hitype(Q, lambda q, ty=QTy: ty(q.arr.shape))
+        Q, _ = _quantized_type(hx, "Q")
         ty = lib.typeof(Q(np.ones((2, 3), np.int8), np.ones(2, np.float32)))
         out = lib.jit(lambda lib=lib, ty=ty: lib.freeze(lib.empty_ref(ty)))()
         seen[lib] = [type(out).__name__, *(str(lib.typeof(v)) for v in (out.arr, out.scale))]
