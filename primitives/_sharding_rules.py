@@ -52,7 +52,6 @@ __all__ = [
     "contraction_out",
     "contraction_unreduced",
     "dot_general_rule",
-    "indexing_out",
     "install",
     "out_reduced",
     "out_specs",
@@ -430,26 +429,6 @@ _ALONG = {
 }
 
 
-_ambiguous_ok: contextvars.ContextVar = contextvars.ContextVar("ambiguous_ok", default=False)
-
-
-@contextlib.contextmanager
-def indexing_out():
-    """Within the block, a ``gather`` or ``scatter`` whose result sharding would be ambiguous is
-    typed replicated instead of raising: ``x.at[idx].get(out_sharding=)`` (and ``.set``/``.add``
-    ...) gives the result's sharding itself and reshards to it after (JAX's way out of the error).
-
-    >>> with indexing_out():
-    ...     _ambiguous_ok.get()
-    True
-    """
-    token = _ambiguous_ok.set(True)
-    try:
-        yield
-    finally:
-        _ambiguous_ok.reset(token)
-
-
 def _gather(avals_in, avals_out, *, dimension_numbers, slice_sizes, **params):
     """JAX's gather rule: the operand's dimensions that are indexed into must be whole (or taken
     whole by the slice), the indices' dimensions other than batch ones must be whole, and paired
@@ -468,8 +447,6 @@ def _gather(avals_in, avals_out, *, dimension_numbers, slice_sizes, **params):
         and all(not p for i, p in enumerate(ispec) if i not in ibatch)
     )
     if not resolvable:
-        if _ambiguous_ok.get():
-            return [((),) * out.ndim]
         raise ShardingTypeError(
             "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as "
             "out sharding could not be resolved unambiguously (or would require collectives on inputs). "
@@ -519,8 +496,6 @@ def _scatter(avals_in, avals_out, *, dimension_numbers, **params):
         and not ispec[ivd]
     )
     if not resolvable:
-        if _ambiguous_ok.get():
-            return [((),) * operand.ndim] + rest
         raise ShardingTypeError(
             "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the scatter "
             "update as out sharding could not be resolved unambiguously (or would require collectives on "

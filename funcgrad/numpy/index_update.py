@@ -56,7 +56,7 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import _ambiguous_ok, indexing_out, spec_of
+from funcgrad.primitives._sharding_rules import spec_of
 
 __all__: list[str] = []
 
@@ -243,8 +243,7 @@ def _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, uni
         wspec = [xspec[d] for d, _ in windows]
         spec = (*wspec[:p], *bspec, *wspec[p:])
         names = [n for dim in spec for n in dim]
-        # (not inside ``out_sharding=``, typed as JAX's auto axes: the result is resharded after)
-        if names and len(set(names)) == len(names) and not _ambiguous_ok.get():
+        if names and len(set(names)) == len(names):
             sharding = type_sharding(x_sharding.mesh, spec)
             y = hooks.typed_as(y, aval(y).update(sharding=sharding))
     dn = ix.ScatterDimensionNumbers(
@@ -284,11 +283,11 @@ def _takes_out_sharding(method):
     def wrapped(self, *args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return method(self, *args, **kwargs)
-        index = self.index if not isinstance(self.index, tuple) else tuple(map(_replicated, self.index))
-        ref = _IndexUpdateRef(_replicated(self.array), _replicated(index))
-        with indexing_out():
-            out = method(ref, *map(_replicated, args), **kwargs)
-        return reshard(out, out_sharding)
+        index = (
+            tuple(map(_replicated, self.index)) if isinstance(self.index, tuple) else _replicated(self.index)
+        )
+        ref = _IndexUpdateRef(_replicated(self.array), index)
+        return reshard(method(ref, *map(_replicated, args), **kwargs), out_sharding)
 
     sig = inspect.signature(method)
     extra = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)
