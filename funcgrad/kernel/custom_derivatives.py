@@ -66,6 +66,7 @@ from funcgrad.kernel.custom_rule_args import (
 from funcgrad.kernel.custom_vjp_state import with_state_args
 from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.jaxpr_keys import params_key
 from funcgrad.kernel.partial_eval import PartialEvalTrace, close_over_tracers, trace_to_jaxpr
 from funcgrad.kernel.taylor import jet_flat
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
@@ -269,7 +270,7 @@ class custom_jvp(_CustomFunction):
         if not self._library:
             return None
         try:
-            return (in_tree, *[core.get_aval(x) for x in flat], ir.params_key(nondiff))
+            return (in_tree, *[core.get_aval(x) for x in flat], params_key(nondiff))
         except TypeError:
             return None
 

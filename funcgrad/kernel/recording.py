@@ -1,7 +1,7 @@
 """Recording an eager call as a program, and the cache of programs derived from recordings.
 
-Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval``, ``callkit``, ``simplify`` and
-``numpy_plan`` (the interpreter of the cached programs).
+Layer: kernel. Imports ``core``, ``ir``, ``jaxpr_keys``, ``dtypes``, ``partial_eval``, ``callkit``,
+``simplify`` and ``numpy_plan`` (the interpreter of the cached programs).
 
 # NOTE: [eager grad program cache]
 # An eager ``grad(f)(x)`` runs ``f`` every call -- a Python function may read globals, closures
@@ -17,7 +17,7 @@ Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval``, ``callkit
 # of ``grad(grad(f))`` record into the outer recording as single call equations of their cached
 # programs, so the outer program stays small and its key stable. A parameter that is a jaxpr (the
 # body of a ``checkpoint``, ``cond``, ``scan``, traced anew on every call) enters the key by
-# structure (``ir.jaxpr_key``: its small constants by value, large ones by identity).
+# structure (``jaxpr_keys.jaxpr_key``: its small constants by value, large ones by identity).
 #
 # As under the JVP trace, values that cannot carry a derivative are concrete: a recorded
 # equation whose results are integers or booleans, or which is not differentiable (comparisons,
@@ -53,8 +53,8 @@ from funcgrad.kernel.ir import (
     Var,
     has_effects,
     jaxprs_in_params,
-    params_key,
 )
+from funcgrad.kernel.jaxpr_keys import params_key
 from funcgrad.kernel.numpy_plan import eager_call_impl
 from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.kernel.simplify import equation_key, simplify

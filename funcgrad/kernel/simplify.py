@@ -1,7 +1,7 @@
 """Simplifying a jaxpr that will be interpreted many times: constant folding, multiplication by
 one, reshapes of reshapes and broadcasts of broadcasts, common subexpressions, dead code.
 
-Layer: kernel. Imports ``core``, ``ir`` and ``partial_eval``.
+Layer: kernel. Imports ``core``, ``ir``, ``jaxpr_keys`` and ``partial_eval``.
 
 Derivative programs repeat themselves: the transpose of ``grad(grad(f))`` recomputes the same
 ``square b`` in every branch and multiplies by the cotangent seed ``1.0``. XLA removes all of that
@@ -23,9 +23,8 @@ from funcgrad.kernel.ir import (
     Literal,
     Var,
     has_effects,
-    literal_key,
-    params_key,
 )
+from funcgrad.kernel.jaxpr_keys import literal_key, params_key
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts
 
 

@@ -1,6 +1,6 @@
 """Surface functions recorded from cached sub-programs while eager ``grad`` records.
 
-Layer: kernel. Imports ``core``, ``ir``, ``partial_eval``, ``numpy_plan`` and ``recording``.
+Layer: kernel. Imports ``core``, ``ir``, ``jaxpr_keys``, ``partial_eval``, ``numpy_plan`` and ``recording``.
 
 # NOTE: [surface templates]
 # A ``funcgrad.numpy`` function such as ``sum(x, axis=1, keepdims=True)`` spends most of its
@@ -47,7 +47,8 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import CacheGroup, bounded_put, register_cache
-from funcgrad.kernel.ir import ClosedJaxpr, Literal, params_key
+from funcgrad.kernel.ir import ClosedJaxpr, Literal
+from funcgrad.kernel.jaxpr_keys import params_key
 from funcgrad.kernel.numpy_plan import SlotTable
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import RecordingTrace, RecordingTracer

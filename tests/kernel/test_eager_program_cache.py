@@ -539,7 +539,7 @@ def test_control_flow_and_checkpoint_programs_are_cached_by_structure(uncached, 
 
 
 def test_jaxpr_keys_compare_structure_and_constants():
-    from funcgrad.kernel.ir import jaxpr_key
+    from funcgrad.kernel.jaxpr_keys import jaxpr_key
 
     def traced(c, scale):
         return funcgrad.make_jaxpr(lambda x: fnp.sum(x * c) * scale)(np.zeros(c.shape))
