@@ -92,6 +92,27 @@ class PartitionSpec(tuple):
     unreduced = property(lambda self: self._unreduced)
     reduced = property(lambda self: self._reduced)
 
+    @property
+    def partitions(self) -> tuple:
+        """The per-dimension entries alone (JAX's ``spec.partitions``).
+
+        >>> P("x", None, unreduced={"y"}).partitions
+        ('x', None)
+        """
+        return tuple(self)
+
+    def update(self, partitions=None, unreduced=None, reduced=None) -> PartitionSpec:
+        """This spec with the given fields replaced (JAX's ``P.update``).
+
+        >>> P("x").update(unreduced={"y"})
+        P('x', unreduced={'y'})
+        """
+        return PartitionSpec(
+            *(self if partitions is None else partitions),
+            unreduced=self._unreduced if unreduced is None else unreduced,
+            reduced=self._reduced if reduced is None else reduced,
+        )
+
     def __eq__(self, other):
         if isinstance(other, PartitionSpec):
             return (

@@ -78,7 +78,9 @@ def put_unreduced(value: np.ndarray, s: NamedSharding, held=None):
             idx = layout[d]
             blocks.append(np.where(mask[idx], value[idx], np.zeros((), value.dtype)))
             devices.append(d)
-    return xla_bridge.sharded.put_blocks(blocks, devices, value.shape, value.dtype, s._bridge(ndim))
+    return xla_bridge.sharded.put_blocks(
+        blocks, devices, value.shape, value.dtype, s._bridge(ndim), distinct=True
+    )
 
 
 def reduced_value(x) -> np.ndarray:

@@ -448,8 +448,33 @@ def put(value, s: MeshSharding, *, weak_type: bool = False):
     return put_blocks(blocks, devs, a.shape, a.dtype, s, weak_type=weak_type)
 
 
-def put_blocks(blocks, devices, shape, dtype, s: MeshSharding, *, weak_type: bool = False):
-    """A sharded ArrayImpl of global ``shape`` from this process's per-device ``blocks``."""
+def put_blocks(blocks, devices, shape, dtype, s: MeshSharding, *, weak_type: bool = False, distinct=False):
+    """A sharded ArrayImpl of global ``shape`` from this process's per-device ``blocks``.
+    ``distinct``: replicas of one tile hold different blocks (an unreduced value's partial sums):
+    jaxlib's put of a replicated layout copies the first block to every device, so each block is
+    put on its own device and the array assembled from them."""
+    if distinct:
+        order = {d: i for i, d in enumerate(s._fg_devs)}
+        pairs = sorted(zip(devices, blocks), key=lambda t: order[t[0]])
+        try:
+            arrays = [
+                _jax.batched_device_put(
+                    aval(np.shape(b), np.dtype(dtype), weak_type),
+                    single_device_sharding(d),
+                    [np.asarray(b)],
+                    [d],
+                    True,
+                    True,
+                    _COPY,
+                    True,
+                )
+                for d, b in pairs
+            ]
+            return _jax.ArrayImpl(aval(tuple(shape), np.dtype(dtype), weak_type), s, arrays, True, True)
+        except _jax.JaxRuntimeError as e:
+            raise runtime.XlaBridgeError(
+                f"putting a sharded {np.dtype(dtype)}{list(shape)} array failed: {e}"
+            ) from None
     try:
         return _jax.batched_device_put(
             aval(tuple(shape), np.dtype(dtype), weak_type),
