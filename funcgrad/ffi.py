@@ -3,7 +3,7 @@
 Layer: surface. Imports the kernel (``Primitive``, avals, ``Zero``), ``funcgrad.lax``/``numpy``
 (the batching rule's scan and axis moves), and the bridge's ``xla_bridge.ffi`` (registration,
 headers, the lowering rule), ``execute`` (an eager call runs compiled) and, on first use,
-``user_lowering`` (``ffi_lowering``'s rules in jaxlib's MLIR bindings).
+``user_custom_calls`` (``ffi_lowering``'s rules in jaxlib's MLIR bindings).
 
 A handler written against XLA's FFI headers (``include_dir()``), compiled into a shared library,
 is registered once and called from any funcgrad program::
@@ -412,9 +412,9 @@ def build_ffi_lowering_function(
     ``funcgrad.interpreters.mlir.register_lowering``."""
 
     def build(ctx, *operands, **params):
-        from funcgrad.xla_bridge import user_lowering  # noqa: PLC0415 - import-time cost: jaxlib's MLIR bindings
+        from funcgrad.xla_bridge import user_custom_calls  # noqa: PLC0415 - import-time cost: jaxlib's MLIR bindings
 
-        return user_lowering.ffi_custom_call(
+        return user_custom_calls.ffi_custom_call(
             ctx,
             call_target_name,
             operands,

@@ -1,7 +1,8 @@
 """``funcgrad.interpreters.mlir``: JAX's ``jax.interpreters.mlir`` -- lowering rules of primitives.
 
-Layer: surface. Imports ``funcgrad.xla_bridge.user_lowering`` (which holds the machinery and is the
-only place that touches jaxlib's MLIR bindings), the kernel and ``funcgrad.sharding``.
+Layer: surface. Imports ``funcgrad.xla_bridge.user_lowering`` and ``user_custom_calls`` (which hold
+the machinery and are the only places that touch jaxlib's MLIR bindings), the kernel and
+``funcgrad.sharding``.
 
 A library gives its primitive a lowering the way JAX's documentation does:
 
@@ -40,13 +41,12 @@ import numpy as np
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray
 from funcgrad.sharding import Mesh
 from funcgrad.xla_bridge import user_lowering as _ul
+from funcgrad.xla_bridge.user_custom_calls import custom_call, emit_python_callback
 from funcgrad.xla_bridge.user_lowering import (
     LoweringRuleContext,
     ModuleContext,
     TokenSet,
-    custom_call,
     dtype_to_ir_type,
-    emit_python_callback,
     ir,
     ir_attribute,
     jaxpr_subcomp,
