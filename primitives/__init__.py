@@ -117,6 +117,25 @@ def _broadcast_batch(x, axis_size, dim):
     return out
 
 
+def _batched_aval(aval, axis_size, dim):
+    """``aval`` with a mapped dimension of ``axis_size`` inserted at ``dim``, as JAX's
+    ``core.unmapped_aval`` types a batched jaxpr's inputs: the other dimensions keep their
+    shardings (unreduced and reduced axes too) and the new one is split over the explicit mesh
+    axes the vmap's inputs are (``AxisData.explicit_mesh_axis``), so a scan's carry or a loop's
+    state keeps its sharding under ``vmap``."""
+    shape = list(aval.shape)
+    shape.insert(dim, axis_size)
+    sharding = aval.sharding
+    if sharding is None:
+        return aval.update(shape=tuple(shape))
+    names = _sharding_rules._explicit_axes.get() if axis_size != 1 else ()
+    spec = [d or None for d in _sharding_rules.spec_of(aval)]
+    spec.insert(dim, (names[0] if len(names) == 1 else tuple(names)) if names else None)
+    old = sharding.spec
+    new = type(old)(*spec, unreduced=old.unreduced, reduced=old.reduced)
+    return aval.update(shape=tuple(shape), sharding=sharding.with_spec(new))
+
+
 kernel.register(
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
     array_ops=dict(
@@ -126,6 +145,7 @@ kernel.register(
         full_like=_full_like,
         moveaxis=structure.moveaxis,
         broadcast_batch=_broadcast_batch,
+        batched_aval=_batched_aval,
         broadcast_in_dim=structure.broadcast_in_dim,
         reduce_sum=reductions.reduce_sum,
         reshape=structure.reshape,

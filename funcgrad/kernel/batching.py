@@ -336,9 +336,7 @@ def batch_jaxpr(
         if d is None:
             in_avals.append(aval)
         else:
-            shape = list(aval.shape)
-            shape.insert(d, axis_size)
-            in_avals.append(ShapedArray(shape, aval.dtype, aval.weak_type))
+            in_avals.append(hooks.batched_aval(aval, axis_size, d))
     out_dims_box: list = []
 
     frames = () if axis_name is None else [(axis_name, axis_size)]

@@ -23,6 +23,7 @@ _PROVIDERS = {
     "full_like": "funcgrad.primitives",
     "moveaxis": "funcgrad.primitives",
     "broadcast_batch": "funcgrad.primitives",
+    "batched_aval": "funcgrad.primitives",
     "broadcast_in_dim": "funcgrad.primitives",
     "reduce_sum": "funcgrad.primitives",
     "reshape": "funcgrad.primitives",
@@ -50,8 +51,8 @@ def _note_nothing(array) -> None:
 class KernelHooks:
     """The registered entries. Array operations (``add_any(x, y)``, ``zeros(aval)``,
     ``full_like(x, v)``, ``mul(x, y)`` (``y`` may be a Python number), ``moveaxis(x, src, dst)``,
-    ``broadcast_batch(x, size, dim)``, ``broadcast_in_dim``, ``reduce_sum``, ``reshape``,
-    ``sum_to_scalar``)
+    ``broadcast_batch(x, size, dim)``, ``batched_aval(aval, size, dim)``, ``broadcast_in_dim``,
+    ``reduce_sum``, ``reshape``, ``sum_to_scalar``)
     come from ``primitives``;
     ``jit_impl``, ``device_to_numpy``, ``eager_on_devices`` and ``eager_compiled`` from
     ``xla_bridge``;

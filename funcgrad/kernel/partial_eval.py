@@ -83,6 +83,16 @@ from funcgrad.kernel.ir import (
 # The builder
 
 
+def typed_outputs(primitive, avals, out, params):
+    """``out``, the abstract results of ``primitive`` on ``avals``, with their shardings on
+    explicit mesh axes (NOTE: [sharding in types]): an explicitly sharded operand types the
+    results too. Every trace that types equations (staging, eager grad's recording) asks here."""
+    if hooks.apply_sharding is not None:
+        if primitive.sharding_from_params or any(a.sharding is not None for a in avals):
+            return hooks.apply_sharding(primitive, avals, out, params)
+    return out
+
+
 class StagingTracer(Tracer):
     __slots__ = ("_aval", "_var")
 
@@ -317,11 +327,7 @@ class StagingTrace(core.Trace):
                 "but staging it (jit, make_jaxpr, control flow, reverse mode) needs its output "
                 "shapes and dtypes: declare them with def_abstract_eval"
             )
-        out = rule(*avals, **params)
-        if hooks.apply_sharding is not None:
-            # NOTE: [sharding in types]: an explicitly sharded operand types the results too.
-            if primitive.sharding_from_params or any(a.sharding is not None for a in avals):
-                out = hooks.apply_sharding(primitive, avals, out, params)
+        out = typed_outputs(primitive, avals, rule(*avals, **params), params)
         for a in avals:
             if getattr(a, "memory_space", _DEVICE) is not _DEVICE:  # (rare: a value in host memory)
                 out = memory_space_rule(primitive, avals, out, params)

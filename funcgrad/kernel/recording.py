@@ -56,7 +56,7 @@ from funcgrad.kernel.ir import (
 )
 from funcgrad.kernel.jaxpr_keys import params_key
 from funcgrad.kernel.numpy_plan import eager_call_impl
-from funcgrad.kernel.partial_eval import StagingTracer
+from funcgrad.kernel.partial_eval import StagingTracer, typed_outputs
 from funcgrad.kernel.simplify import equation_key, simplify
 
 # ----------------------------------------------------------------------------------------------
@@ -198,7 +198,8 @@ class RecordingTrace(core.Trace):
             what = "Differentiation rule" if primitive.jvp is None else "Abstract evaluation"
             raise NotImplementedError(f"{what} for '{primitive.name}' not implemented")
         atoms = [a._var if type(a) is RecordingTracer and a._trace is self else self.atom(a) for a in args]
-        out = primitive.abstract_eval(*[v.aval for v in atoms], **params)
+        avals = [v.aval for v in atoms]
+        out = typed_outputs(primitive, avals, primitive.abstract_eval(*avals, **params), params)
         numbers = self.numbers
         key = self.key
         if key is not None:

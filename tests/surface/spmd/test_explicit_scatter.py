@@ -142,6 +142,28 @@ def test_vmap_over_an_explicitly_sharded_dimension_as_jax(meshes):
     _same(*_both(meshes, build))
 
 
+def test_control_flow_under_vmap_over_an_explicitly_sharded_dimension_as_jax(meshes):
+    # (a batched scan/fori/map body is typed with the mapped dimension split as vmap's inputs
+    # and the other dimensions as theirs, as JAX's unmapped_aval: the carry lost its sharding, so
+    # the results were float32[4,2] where jax's are float32[4@x,2@y]; under eager grad of a vmap
+    # the recorded equations were typed without the sharding rules: v[None] lost '@y')
+    def build(np_, put, lib):
+        x = put(np.arange(8.0, dtype=np.float32).reshape(4, 2), "x", "y")
+        w = put(np.ones(2, np.float32), None)
+        lax = lib.lax
+        step = lambda c, r: (c + r * w, c)  # noqa: E731
+        scan = lib.vmap(
+            lambda v, w: lax.scan(step, v, np_.ones((3, 2), np.float32) * w)[0], in_axes=(0, None)
+        )
+        fori = lib.vmap(lambda v: lax.fori_loop(0, 3, lambda i, c: c * 2, v))
+        mapped = lib.vmap(lambda v: lax.map(lambda r: r * 2, v[None]))
+        scanned = lambda b: lib.vmap(lambda v: lax.scan(step, v, v[None])[0])(b).sum()  # noqa: E731
+        tangent = lib.jvp(lib.vmap(lambda v: lax.scan(step, v, v[None])[1]), (x,), (x,))[1]
+        return scan(x, w), lib.jit(scan)(x, w), fori(x), mapped(x), lib.grad(scanned)(x), tangent
+
+    _same(*_both(meshes, build))
+
+
 def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
     # (jaxpr_as_fun binds the equation again: the result keeps out_sharding= without the call;
     # vmap splits the result's mapped dimension as its inputs' are)
