@@ -703,8 +703,27 @@ def transpose_jaxpr_with_state(
     return _transpose_jaxpr(closed, linear, ct_zero, ct_weak, True)
 
 
-def _transpose_jaxpr(closed, linear, ct_zero, ct_weak, with_state: bool) -> tuple[ClosedJaxpr, list]:
-    """Both of the above; ``with_state``: through the surface's discovery scope."""
+def transpose_jaxpr_nonzero(
+    closed: ClosedJaxpr,
+    linear: Sequence[bool],
+    ct_zero: Sequence[bool] | None = None,
+    ct_weak: Sequence[bool] | None = None,
+) -> tuple[ClosedJaxpr, list, tuple]:
+    """``transpose_jaxpr_with_state`` whose jaxpr gives only the linear inputs' cotangents that are
+    not symbolic zeros; also returns which (one flag per linear input). A call's transpose then
+    hands back ``Zero`` for an input the body never makes linear use of, as JAX's jit transpose
+    (its accumulators stay ``Zero``): ``grad(lambda x: jit(lambda a, b: a)(x, cos(x)))(inf)`` is 1,
+    not ``0 * -sin(inf)`` = NaN."""
+    nonzero: list = []
+    transposed, items = _transpose_jaxpr(closed, linear, ct_zero, ct_weak, True, nonzero)
+    return transposed, items, tuple(nonzero)
+
+
+def _transpose_jaxpr(
+    closed, linear, ct_zero, ct_weak, with_state: bool, nonzero: list | None = None
+) -> tuple[ClosedJaxpr, list]:
+    """The above; ``with_state``: through the surface's discovery scope; ``nonzero``: a list to
+    fill with the linear inputs' nonzero flags, whose zeros are then left out of the outputs."""
     in_avals, out_avals = closed.in_avals, closed.out_avals
     ct_zero = [False] * len(out_avals) if ct_zero is None else list(ct_zero)
     nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
@@ -717,7 +736,11 @@ def _transpose_jaxpr(closed, linear, ct_zero, ct_weak, with_state: bool) -> tupl
         primals = [UndefinedPrimal(a) if lin else next(nonlin) for a, lin in zip(in_avals, linear)]
         cts_out = [Zero(tangent_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
         cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts_out)
-        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+        lin_cts = [ct for ct, lin in zip(cts_in, linear) if lin]
+        if nonzero is None:
+            return [instantiate(ct) for ct in lin_cts]
+        nonzero[:] = [type(ct) is not Zero for ct in lin_cts]
+        return [ct for ct in lin_cts if type(ct) is not Zero]
 
     discover = hooks.state_discovery if with_state else None
     if discover is None:

@@ -25,7 +25,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from funcgrad.kernel import core
-from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr_with_state
+from funcgrad.kernel.ad import (
+    Zero,
+    is_undefined_primal,
+    jvp_jaxpr,
+    tangent_aval,
+    transpose_jaxpr_nonzero,
+    transpose_jaxpr_with_state,
+)
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.caches import CacheGroup, register_cache
@@ -75,6 +82,13 @@ derived_jvp = DerivedJaxprs(lambda closed, nonzeros: jvp_jaxpr(closed, list(nonz
 # (transposed jaxpr, the Refs its backward pass wrote: NOTE: [state written by a backward pass])
 derived_transpose = DerivedJaxprs(
     lambda closed, linear, ct_zero, ct_weak=None: transpose_jaxpr_with_state(
+        closed, list(linear), list(ct_zero), ct_weak
+    ),
+    keep=lambda out: not out[1],
+)
+# (the same, its outputs only the nonzero cotangents, and their flags)
+derived_transpose_nonzero = DerivedJaxprs(
+    lambda closed, linear, ct_zero, ct_weak=None: transpose_jaxpr_nonzero(
         closed, list(linear), list(ct_zero), ct_weak
     ),
     keep=lambda out: not out[1],
@@ -187,14 +201,17 @@ class CallPrimitive(Primitive):
         linear = tuple(is_undefined_primal(a) for a in args)
         ct_zero = tuple(type(ct) is Zero for ct in cts)
         ct_weak = tuple(core.get_aval(ct).weak_type for ct in cts if type(ct) is not Zero)
-        transposed, items = derived_transpose(jaxpr, linear, ct_zero, ct_weak)
+        # (an input whose cotangent is a symbolic zero gets Zero, not a computed zero: JAX's)
+        transposed, items, nonzero = derived_transpose_nonzero(jaxpr, linear, ct_zero, ct_weak)
         written = WrittenState(items)  # (NOTE: [state written by a backward pass])
         call_args = [
             *(a for a in args if not is_undefined_primal(a)),
             *(c for c in cts if type(c) is not Zero),
             *written.leaves,
         ]
-        n_lin = sum(linear)
+        lin_idx = [i for i, lin in enumerate(linear) if lin]
+        nz_idx = [i for i, nz in zip(lin_idx, nonzero) if nz]
+        n_lin = len(nz_idx)
         # (a cotangent stands for the output it is the cotangent of, a result for its linear input)
         layout = dict(
             ins=(
@@ -202,16 +219,16 @@ class CallPrimitive(Primitive):
                 *_outs(j for j, c in enumerate(cts) if type(c) is not Zero),
                 *(None for _ in written.leaves),
             ),
-            outs=(
-                *_ins(i for i, lin in enumerate(linear) if lin),
-                *[None] * (len(transposed.out_avals) - n_lin),
-            ),
+            outs=(*_ins(nz_idx), *[None] * (len(transposed.out_avals) - n_lin)),
         )
         params = self._derived({**params, "jaxpr": jaxpr}, transposed, "transpose", len(call_args), **layout)
         outs = self.bind(*call_args, **params)
         written.write(outs[n_lin:])
-        it = iter(outs[:n_lin])
-        return [next(it) if lin else None for lin in linear]
+        cts_in = dict(zip(nz_idx, outs[:n_lin]))
+        return [
+            cts_in[i] if i in cts_in else Zero(tangent_aval(a.aval)) if lin else None
+            for i, (a, lin) in enumerate(zip(args, linear))
+        ]
 
     def _batch(self, axis_size, vals, dims, *, jaxpr, **params):
         batched, out_dims = derived_batch(jaxpr, axis_size, tuple(dims), current_axis_name())
@@ -253,6 +270,7 @@ __all__ = [
     "derived_jvp",
     "derived_partial_eval",
     "derived_transpose",
+    "derived_transpose_nonzero",
 ]
 
 
