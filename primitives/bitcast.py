@@ -14,7 +14,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 from funcgrad.primitives._rules import aval_of, front_batch
-from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+from funcgrad.primitives.elementwise.conversion import convert_element_type
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import defjvp_zero, deflinear

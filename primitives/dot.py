@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, move_to_front
-from funcgrad.primitives.elementwise.arithmetic import convert_element_type, convert_element_type_p
+from funcgrad.primitives.elementwise.conversion import convert_element_type, convert_element_type_p
 from funcgrad.primitives.structure import transpose
 
 from funcgrad.kernel import dtypes as _dt

@@ -83,7 +83,7 @@ def rebound(x):
     passes through it and funcgrad returns unchanged (an update of an empty array, a squeeze of no
     axes): in 32-bit mode a forward-mode tracer's raw 64-bit NumPy primal is converted to its
     32-bit type, as JAX binds the conversion (NOTE: [x64 mode]); anything else is ``x``."""
-    if _dt.x64_enabled or not isinstance(x, core.PrimalTracer) or not ew.arithmetic._raw_wide_primal(x):
+    if _dt.x64_enabled or not isinstance(x, core.PrimalTracer) or not ew.conversion._raw_wide_primal(x):
         return x
     return ew.convert_element_type(x, x.dtype, weak_type=x.weak_type)
 

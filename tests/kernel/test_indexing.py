@@ -363,7 +363,7 @@ def test_updates_of_a_weak_array_stay_weak_as_jax():
     # JAX's testIndexingWeakTypes: gather and scatter results have the operand's weak type, eagerly
     # as under jit (eager updates were strong), whatever the update's.
     import jax.numpy as jnp
-    from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+    from funcgrad.primitives.elementwise.conversion import convert_element_type
     from jax._src.lax.lax import _convert_element_type as jax_convert
 
     x = convert_element_type(fnp.arange(5.0), np.dtype("float32"), weak_type=True)

@@ -19,7 +19,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False, sharding=Non
 
 
 def _lax_weak(x):
-    from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+    from funcgrad.primitives.elementwise.conversion import convert_element_type
 
     return convert_element_type(x, x.dtype, weak_type=True)
 
