@@ -19,9 +19,11 @@ import numpy as np
 
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import hooks as kernel_hooks
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.primitives import sharding as shp
 
 
 def to_public(x):
@@ -449,8 +451,20 @@ def split_aux(leaves, store, has_aux: bool):
 
 def unit_cotangent(aval: ir.ShapedArray) -> Array:
     """The cotangent 1 that ``grad`` pulls back through a scalar output of ``aval``: it has the
-    output's weak type, as in JAX (a weak output gives weak gradients)."""
-    return Array._from_owned(np.ones((), aval.dtype), aval.weak_type)
+    output's weak type, as in JAX (a weak output gives weak gradients), and its cotangent type:
+    an output reduced over mesh axes gets a cotangent unreduced over them (the 1 on one device of
+    each group, zeros on the others), and the reverse (JAX's ``_one_vjp``; NOTE: [unreduced
+    values] in funcgrad/_sharding_unreduced.py)."""
+    one = Array._from_owned(np.ones((), aval.dtype), aval.weak_type)
+    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    if spec is None or not (spec.unreduced or spec.reduced):
+        return one
+    mesh = aval.sharding.mesh
+    if not hasattr(mesh, "_flat") and kernel_hooks.context_mesh is not None:
+        mesh = kernel_hooks.context_mesh() or mesh  # (a constraint names the concrete mesh)
+    return shp.sharding_constraint_p.bind(
+        one, mesh=mesh, spec=(), **shp.ur_params(spec.reduced, spec.unreduced)
+    )
 
 
 def zeros_for(aval: ir.ShapedArray):

@@ -506,12 +506,7 @@ def _constrain(x, shardings, *, strict: bool):
                 s.shard_shape(v.shape)  # (reshard: JAX's words of the sharding, without a context)
         # NOTE: [unreduced values]: a traced unreduced value constrained to a sharding without those
         # axes is reduced by XLA (its type says unreduced, the constraint does not: an all-reduce).
-        if s.spec.unreduced:
-            if isinstance(v, core.Tracer):
-                raise NotImplementedError(
-                    "reshard/with_sharding_constraint to an unreduced sharding inside a transformation "
-                    "(jit, grad, vmap) is not supported by funcgrad; place unreduced values outside it"
-                )
+        if s.spec.unreduced and not isinstance(v, core.Tracer):
             out.append(_put_leaf(v, s))
             continue
         if isinstance(v, Array) and _unreduced.unreduced_of(v):
@@ -526,11 +521,13 @@ def _constrain(x, shardings, *, strict: bool):
             out.append(v if buf is b else Array._from_buffer(buf, v.weak_type))
             continue
         spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
-        out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
+        # (a traced value made unreduced or reduced: its type says so, NOTE: [unreduced values])
+        ur = shp.ur_params(s.spec.unreduced, s.spec.reduced)
+        out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec, **ur))
     return tu.tree_unflatten(tree, out)
 
 
-def _eager_constraint(x, *, mesh, spec):
+def _eager_constraint(x, *, mesh, spec, unreduced=frozenset(), reduced=frozenset()):
     """``sharding_constraint`` evaluated on a concrete Array (a transformation binding it eagerly:
     ``vmap`` of a ``reshard`` or of a random draw with ``out_sharding=``): ``x`` laid out as the
     constraint says, as ``reshard`` outside a transformation lays it out (JAX's reshard impl is a
@@ -539,7 +536,8 @@ def _eager_constraint(x, *, mesh, spec):
     if not isinstance(mesh, Mesh):
         return x
     entries = [None if not p else p[0] if len(p) == 1 else tuple(p) for p in spec]
-    return _constrain(x, NamedSharding(mesh, PartitionSpec(*entries)), strict=False)
+    s = NamedSharding(mesh, PartitionSpec(*entries, unreduced=unreduced, reduced=reduced))
+    return _constrain(x, s, strict=False)
 
 
 shp.sharding_constraint_p.def_impl(_eager_constraint)

@@ -88,7 +88,7 @@ def _apply_sharding(primitive, avals_in, out, params):
                     )
     specs = sr.out_specs(primitive, avals_in, outs, params)
     unreduced = sr.out_unreduced(primitive, avals_in, outs, params)  # NOTE: [unreduced values]
-    reduced = sr.out_reduced(primitive, avals_in, unreduced)
+    reduced = sr.out_reduced(primitive, avals_in, outs, unreduced, params)
     new = []
     for o, spec, u, r in zip(outs, specs, unreduced, reduced):
         if type(o) is not core.ShapedArray:
@@ -229,7 +229,7 @@ def renamed_out_shardings(out_avals):
     other than the mesh in scope's (traced under ``use_abstract_mesh``, as in JAX's parallel
     programming tutorial): each over the mesh in scope laid out as its type's mesh, so the
     results carry that mesh; ``None`` when there is none (the common case, left to XLA). A result
-    typed unreduced gets its unreduced sharding too, which its Array carries (NOTE: [unreduced
+    typed unreduced or reduced gets that sharding too, which its Array carries (NOTE: [unreduced
     values])."""
     mesh = get_mesh()
     if mesh is None:
@@ -238,6 +238,10 @@ def renamed_out_shardings(out_avals):
     outs = [None] * len(out_avals)
     for i, a in enumerate(out_avals):
         s = getattr(a, "sharding", None)
-        if s is not None and (s.mesh != mine or s.spec.unreduced) and s.mesh.size == mesh.size:
+        if (
+            s is not None
+            and (s.mesh != mine or s.spec.unreduced or s.spec.reduced)
+            and s.mesh.size == mesh.size
+        ):
             outs[i] = NamedSharding(concrete_mesh(s.mesh), s.spec)._bridge(a.ndim)
     return tuple(outs) if any(o is not None for o in outs) else None

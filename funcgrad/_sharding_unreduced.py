@@ -36,8 +36,12 @@ __all__ = ["held_blocks", "put_unreduced", "reduced_value", "unreduced_of", "unr
 # operations keep them (``add`` of two alike, ``mul`` by a reduced value, structural operations,
 # ``reduce_sum``) and refuse the rest; the bridge declares them to XLA (``unreduced={"y"}`` in
 # Shardy's shardings of parameters, constraints and results), so a ``reshard`` to a sharding
-# without them is XLA's all-reduce, and a result left unreduced comes back as each device's
-# partial block. Its value cannot be read whole (as in JAX).
+# without them is XLA's all-reduce, a ``reshard`` to one with them XLA's replicated-to-unreduced
+# cast (a ``sharding_constraint`` with ``unreduced``/``reduced`` params, primitives/sharding.py),
+# and a result left unreduced comes back as each device's partial block. Its value cannot be read
+# whole (as in JAX). Derivatives swap the two (JAX's ``to_ct_aval``, ``kernel.ad.ct_aval``): the
+# cotangent of a value reduced over an axis is unreduced over it (``grad``'s seed 1 is on one
+# device of each group), and the reverse; a call's body types its results, both kinds of axes too.
 
 
 def unreduced_of(x) -> frozenset:

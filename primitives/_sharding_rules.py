@@ -743,14 +743,20 @@ def contraction_unreduced(axes):
 
 
 _unreduced_rules: dict = {}  # primitive -> rule (NOTE: [unreduced values]); filled by install()
-_drops_reduced: set = set()  # primitives whose results are never reduced (a contraction, a reshard)
+_drops_reduced: set = set()  # primitives whose results are never reduced (a contraction)
+_reduced_from_params: set = set()  # primitives whose ``reduced`` param says (a reshard)
 
 
-def out_reduced(primitive, avals_in, unreduced) -> list:
+def out_reduced(primitive, avals_in, avals_out, unreduced, params=None) -> list:
     """One frozenset of reduced mesh axes per result (``P(..., reduced=...)``: a value replicated
     along them whose cotangent will be unreduced there), JAX 0.10's default: the operands' (which
     must agree), unless the result is unreduced along them (``mul`` of an unreduced value by a
-    reduced one) or ``primitive`` drops them (a contraction, a reshard)."""
+    reduced one) or ``primitive`` drops them (a contraction) or sets them (a reshard's
+    ``reduced`` param, a call's body)."""
+    if primitive in _reduced_from_params:
+        return [frozenset((params or {}).get("reduced", ()))] * len(unreduced)
+    if _typed_by_body(primitive):
+        return [reduced_of(a) for a in avals_out]
     given = {r for a in avals_in if (r := reduced_of(a))}
     if not given or primitive in _drops_reduced:
         return [frozenset()] * len(unreduced)
@@ -763,12 +769,18 @@ def out_reduced(primitive, avals_in, unreduced) -> list:
     return [frozenset() if u else r for u in unreduced]
 
 
+def _typed_by_body(primitive) -> bool:
+    return primitive.sharding_rule is None and bool(primitive.traits.jaxpr_params)
+
+
 def out_unreduced(primitive, avals_in, avals_out, params) -> list:
     """One frozenset of unreduced mesh axes per result of ``primitive`` (JAX 0.10's rules);
     an operand unreduced where no rule keeps it is JAX's error."""
     rule = _unreduced_rules.get(primitive)
     if rule is not None:
         return rule(avals_in, avals_out, **params)
+    if _typed_by_body(primitive):  # (a call: its body's types say, unreduced and reduced axes too)
+        return [unreduced_of(a) for a in avals_out]
     if any(unreduced_of(a) for a in avals_in):
         raise NotImplementedError(
             f"unreduced rule for {primitive.name} is not implemented (as in JAX): reduce the value first "
@@ -829,7 +841,8 @@ def install(families) -> None:
     _unreduced_rules[ar.select_n_p] = _unreduced_alike("select_n", first=1)
     _unreduced_rules[st.concatenate_p] = _unreduced_alike("concatenate")
     _unreduced_rules[families["dot"].dot_general_p] = _dot_general_unreduced
-    _drops_reduced.update((families["dot"].dot_general_p, families["sharding"].sharding_constraint_p))
+    _drops_reduced.add(families["dot"].dot_general_p)
+    _reduced_from_params.add(families["sharding"].sharding_constraint_p)
     for p in (
         st.broadcast_in_dim_p,
         ar.convert_element_type_p,

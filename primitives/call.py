@@ -62,9 +62,23 @@ def _derive_params(params, jaxpr, derivation, n_args, ins=None, outs=None):
             return tuple(None if w is None else given[w[0]][w[1]] for w in what)
 
         in_s, out_s = place(ins), place(outs)
+        if derivation == "transpose":  # (the cotangents of outputs, and the results: cotangents)
+            cts = [w is not None and w[0] == "out" for w in ins]
+            in_s = tuple(_ct_sharding(s, a) if ct else s for s, ct, a in zip(in_s, cts, jaxpr.in_avals))
+            out_s = tuple(_ct_sharding(s, a) for s, a in zip(out_s, jaxpr.out_avals))
         if any(s is not None for s in (*in_s, *out_s)):
             derived["in_shardings"], derived["out_shardings"] = in_s, out_s
     return derived
+
+
+def _ct_sharding(s, aval):
+    """The sharding of a cotangent of a value laid out as ``s``: its unreduced and reduced axes
+    swapped, as JAX's ``to_ct_aval`` (NOTE: [unreduced values] in funcgrad/_sharding_unreduced.py)."""
+    user = getattr(s, "_fg_user", None)
+    spec = getattr(user, "spec", None)
+    if spec is None or not (getattr(spec, "unreduced", None) or getattr(spec, "reduced", None)):
+        return s
+    return user.update(spec=spec.update(unreduced=spec.reduced, reduced=spec.unreduced))._bridge(aval.ndim)
 
 
 def _batched_sharding(s, dim, batched_aval):

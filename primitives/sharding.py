@@ -158,10 +158,10 @@ def spmd_axis_name(names: tuple):
         _spmd_axes.reset(token)
 
 
-def _constraint_batch(axis_size, vals, dims, *, mesh, spec):
+def _constraint_batch(axis_size, vals, dims, *, mesh, spec, **ur):
     vmapped = vmapped_axes()
     names = tuple(n for n in vmapped if n in mesh.axis_names and all(n not in p for p in spec))
-    return sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0], names)), dims[0]
+    return sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0], names), **ur), dims[0]
 
 
 def _env(mesh, manual_axes=None):
@@ -474,7 +474,7 @@ def _drop_meshes(key, ref, meshes=_meshes) -> None:
 # sharding_constraint
 
 
-def _constraint_abstract_eval(x, *, mesh, spec):
+def _constraint_abstract_eval(x, *, mesh, spec, **ur):
     # (a dimension the mesh axes do not divide is XLA's to pad, as under JAX's jit)
     if len(spec) != x.ndim:
         raise ValueError(
@@ -483,13 +483,36 @@ def _constraint_abstract_eval(x, *, mesh, spec):
     return x
 
 
+# NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): a constraint may also name the axes
+# its result is unreduced or reduced over (params ``unreduced``/``reduced``, present only when not
+# empty): ``reshard(x, P(None, unreduced={'x'}))`` inside ``jit``, XLA's replicated-to-unreduced
+# cast. Its transpose sends the cotangent to the operand's cotangent type, where the two swap (JAX's
+# ``to_ct_spec``: the cotangent of a reduced value is unreduced, and the reverse).
+def ur_params(unreduced=frozenset(), reduced=frozenset()) -> dict:
+    """The ``unreduced``/``reduced`` params of a constraint (absent when empty)."""
+    out = {}
+    if unreduced:
+        out["unreduced"] = frozenset(unreduced)
+    if reduced:
+        out["reduced"] = frozenset(reduced)
+    return out
+
+
+def _constraint_transpose(ct, x, *, mesh, spec, **ur):
+    aval = x.aval
+    sharding = getattr(aval, "sharding", None)
+    u = frozenset(getattr(getattr(sharding, "spec", None), "reduced", None) or ())
+    r = frozenset(getattr(getattr(sharding, "spec", None), "unreduced", None) or ())
+    if not (u or r or ur):
+        return [sharding_constraint_p.bind(instantiate(ct), mesh=mesh, spec=spec)]
+    # (to the operand's own type, its unreduced and reduced axes swapped)
+    return [sharding_constraint_p.bind(instantiate(ct), mesh=mesh, spec=spec_of(aval), **ur_params(u, r))]
+
+
 sharding_constraint_p = Primitive("sharding_constraint")
-sharding_constraint_p.def_impl(lambda x, *, mesh, spec: x)
+sharding_constraint_p.def_impl(lambda x, *, mesh, spec, **ur: x)
 sharding_constraint_p.def_abstract_eval(_constraint_abstract_eval)
-deflinear(
-    sharding_constraint_p,
-    lambda ct, x, *, mesh, spec: [sharding_constraint_p.bind(instantiate(ct), mesh=mesh, spec=spec)],
-)
+deflinear(sharding_constraint_p, _constraint_transpose)
 sharding_constraint_p.def_batch(_constraint_batch)
 sharding_constraint_p.def_taylor(linear_taylor(sharding_constraint_p))  # (linear in its inexact operands)
 

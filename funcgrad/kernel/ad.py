@@ -68,6 +68,19 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     return ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype), aval.weak_type)
 
 
+def ct_aval(aval: ShapedArray) -> ShapedArray:
+    """The type of a cotangent of a value of ``aval``: its tangent type with the unreduced and
+    reduced mesh axes of its sharding swapped (JAX's ``to_ct_aval``: the cotangent of a value
+    reduced over an axis is a partial sum over it, and the reverse; NOTE: [unreduced values] in
+    funcgrad/_sharding_unreduced.py)."""
+    t = tangent_aval(aval)
+    s = getattr(t, "sharding", None)
+    spec = getattr(s, "spec", None)
+    if spec is None or not (spec.unreduced or spec.reduced):
+        return t
+    return t.update(sharding=s.with_spec(spec.update(unreduced=spec.reduced, reduced=spec.unreduced)))
+
+
 def instantiate(t):
     """Materialise a symbolic zero; other values pass through."""
     return hooks.zeros(t.aval) if type(t) is Zero else t
@@ -727,14 +740,14 @@ def _transpose_jaxpr(
     in_avals, out_avals = closed.in_avals, closed.out_avals
     ct_zero = [False] * len(out_avals) if ct_zero is None else list(ct_zero)
     nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
-    ct_avals = [tangent_aval(a) for a, z in zip(out_avals, ct_zero) if not z]
+    ct_avals = [ct_aval(a) for a, z in zip(out_avals, ct_zero) if not z]
     if ct_weak is not None:
         ct_avals = [a.update(weak_type=bool(w)) for a, w in zip(ct_avals, ct_weak)]
 
     def backward(*args):
         nonlin, cts = iter(args[: len(nonlin_avals)]), iter(args[len(nonlin_avals) :])
         primals = [UndefinedPrimal(a) if lin else next(nonlin) for a, lin in zip(in_avals, linear)]
-        cts_out = [Zero(tangent_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
+        cts_out = [Zero(ct_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
         cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts_out)
         lin_cts = [ct for ct, lin in zip(cts_in, linear) if lin]
         if nonzero is None:

@@ -87,7 +87,8 @@ def _constrained(ctx, values, avals, shardings):
         mesh, spec = getattr(s, "_fg_mesh", None), getattr(s, "_fg_spec", None)
         if mesh is None or spec is None:
             continue  # unspecified, or a layout without a mesh: the partitioner decides
-        out[i] = ctx.fb.emit(
-            f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec, aval.ndim)} : {aval_type(aval)}"
-        )
+        # (a sharding unreduced over axes names them: NOTE: [unreduced values])
+        unreduced = getattr(getattr(getattr(s, "_fg_user", None), "spec", None), "unreduced", None) or ()
+        sharding = spmd.sharding(mesh, spec, aval.ndim, unreduced=unreduced)
+        out[i] = ctx.fb.emit(f"sdy.sharding_constraint {x} {sharding} : {aval_type(aval)}")
     return out

@@ -87,7 +87,8 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
 
 
 @register(sharding_constraint_p)
-def _sharding_constraint(ctx, x, *, mesh, spec):
+def _sharding_constraint(ctx, x, *, mesh, spec, **ur):
+    # (an unreduced result: the typed constraint after it names the axes, NOTE: [unreduced values])
     fb = ctx.fb
     spmd = fb.module.spmd
     if spmd is None:

@@ -15,11 +15,11 @@ jax = pytest.importorskip("jax")
 js = jax.sharding
 
 
-def _on_both(build):
-    """``build(lib, sharding_module)`` under a (2, 2, 2) Explicit mesh of each library."""
+def _on_both(build, shape=(2, 2, 2), names=("x", "y", "z")):
+    """``build(lib, sharding_module)`` under an Explicit mesh of each library."""
     out = []
     for lib, sh in ((funcgrad, fs), (jax, js)):
-        mesh = lib.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(sh.AxisType.Explicit,) * 3)
+        mesh = lib.make_mesh(shape, names, axis_types=(sh.AxisType.Explicit,) * len(names))
         with sh.set_mesh(mesh):
             out.append(build(lib, sh))
     return out
@@ -48,3 +48,47 @@ def test_reshard_to_unreduced_and_back_as_jax(shape, orig, unreduced):
 
     ours, theirs = _on_both(build)
     assert ours == theirs
+
+
+def _blocks(x):
+    return sorted((s.device.id, np.asarray(s.data).tolist()) for s in x.addressable_shards)
+
+
+def _ur(x):
+    spec = x.sharding.spec
+    return spec.partitions, set(spec.unreduced), set(spec.reduced)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["jit_to_unreduced", "sum_of_unreduced", "grad_of_unreduced", "grad_of_reduced", "grad_through_jit"],
+)
+def test_reduced_and_unreduced_under_jit_and_grad_as_jax(case):
+    # (JAX's to_ct_aval: the cotangent of a value reduced over an axis is unreduced over it, the
+    # gradient's seed 1 on one device of each group; and the reverse. A reshard to an unreduced
+    # sharding inside jit is XLA's replicated-to-unreduced cast.)
+    def build(lib, sh):
+        P, reshard = sh.PartitionSpec, sh.reshard
+        x = np.arange(4.0, dtype=np.float32)
+        if case == "jit_to_unreduced":
+            a = lib.device_put(x, P())
+            out = lib.jit(lambda v: reshard(v * 2, P(None, unreduced={"x"})))(a)
+        elif case == "sum_of_unreduced":
+            out = lib.jit(lambda v: lib.lax.reduce_sum(v, axes=[0]))(
+                reshard(lib.numpy.asarray(x), P(unreduced={"x"}))
+            )
+        elif case == "grad_of_unreduced":
+            f = lambda v: lib.lax.reduce_sum(v, axes=[0])  # noqa: E731
+            out = lib.jit(lib.grad(f))(reshard(lib.numpy.asarray(x), P(unreduced={"x"})))
+        elif case == "grad_of_reduced":
+            out = lib.jit(lib.grad(lambda v: lib.numpy.sin(v).sum()))(lib.device_put(x, P(reduced={"x"})))
+        else:
+            r = lib.device_put(x, P(reduced={"x"}))
+            out = lib.jit(lib.grad(lib.jit(lambda v, w: (v + w * v).sum()), argnums=(0, 1)))(r, r)[0]
+        return _ur(out), _blocks(out)
+
+    ours, theirs = _on_both(build, (2,), ("x",))
+    assert ours[0] == theirs[0]
+    for (d1, b1), (d2, b2) in zip(ours[1], theirs[1]):
+        assert d1 == d2
+        np.testing.assert_allclose(np.asarray(b1), np.asarray(b2), rtol=1e-6)
