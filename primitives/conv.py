@@ -220,6 +220,8 @@ def _check_preferred(name, dtype, preferred):
     if preferred is None:
         return dtype
     preferred = np.dtype(preferred)
+    if dtype == np.bool_:  # (any preferred type: JAX's)
+        return preferred
     if _is_int(dtype) != _is_int(preferred) and not (_is_int(dtype) and _dt.is_inexact(preferred)):
         raise TypeError(
             f"{name}: preferred_element_type {preferred.name} is incompatible with inputs of dtype "
@@ -253,7 +255,9 @@ def _abstract_eval(
             f"{name} requires lhs and rhs of one dtype, got {lhs.str_short()} and {rhs.str_short()} "
             "(convert one of them first)"
         )
-    if not (_dt.is_inexact(lhs.dtype) or _is_int(lhs.dtype)):
+    # (booleans too, as in JAX: XLA's convolution of booleans is an OR of ANDs, or a count in a
+    # preferred numeric type, like dot_general's)
+    if not (_dt.is_inexact(lhs.dtype) or _is_int(lhs.dtype) or lhs.dtype == np.bool_):
         raise TypeError(f"{name} does not accept dtype {lhs.dtype.name} (use a numeric dtype)")
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(

@@ -49,15 +49,20 @@ def _identity(op, dtype):
     return None
 
 
-def _monoid(op, init, x, dims):
-    """The dedicated reduction of ``x`` when ``op`` with the concrete ``init`` is a monoid, else None."""
+def _is_monoid(op, init, x) -> bool:
+    """Whether ``op`` with the concrete ``init`` is a monoid ``_monoid`` reduces ``x`` by."""
     if isinstance(init, core.Tracer):
-        return None
+        return False
     value = np.asarray(init)
     if value.shape != () or value.dtype == object:
-        return None
+        return False
     identity = _identity(op, x.dtype)
-    if identity is None or not np.equal(value, identity):
+    return identity is not None and bool(np.equal(value, identity))
+
+
+def _monoid(op, init, x, dims):
+    """The dedicated reduction of ``x`` when ``op`` with the concrete ``init`` is a monoid, else None."""
+    if not _is_monoid(op, init, x):
         return None
     if op is lax_ops.add:
         return lax_ops.reduce_sum(x, dims)
@@ -115,6 +120,16 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     dims = []
     for d in dimensions:
         d = int(d)
+        if d >= ndim and not (len(flat_ops) == 1 and _is_monoid(computation, flat_inits[0], flat_ops[0])):
+            # (JAX's type: its generic reduction's shape rule deletes the dimensions NumPy's way;
+            # a monoid's reduce_sum/max/... refuses them with a ValueError, as below)
+            raise IndexError(f"index {d} is out of bounds for axis 0 with size {ndim}")
+        if d >= ndim:  # (JAX's words)
+            x = flat_ops[0]
+            raise ValueError(
+                f"reduction axes {tuple(dimensions)} contains out-of-bounds indices for "
+                f"{np.dtype(x.dtype).name}[{','.join(map(str, x.shape))}]."
+            )
         if not 0 <= d < ndim or d in dims:
             raise ValueError(
                 f"lax.reduce: dimensions {tuple(dimensions)} must be distinct axes in [0, {ndim}) of the "

@@ -249,6 +249,34 @@ def test_integer_and_float32_convolutions():
     assert lax.conv(xf, wf, (2,), "SAME").dtype == np.float32
 
 
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"preferred_element_type": np.float32},
+        {"preferred_element_type": np.int32},
+        {"feature_group_count": 2},
+        {"lhs_dilation": (2,)},
+        {"batch_group_count": 2},
+    ],
+)
+def test_boolean_convolutions_as_jax(kw):
+    # (the lax-parameter fuzzer) booleans convolve as in JAX: an OR of ANDs, or a count in a
+    # preferred type; eagerly, under jit and vmap
+    x = RNG.integers(0, 2, (2, 4, 6)).astype(bool)
+    w = RNG.integers(0, 2, (4, 2 if "feature_group_count" in kw else 4, 3)).astype(bool)
+    kw = {"lhs_dilation": (1,), **kw}
+    want = np.asarray(jlax.conv_general_dilated(x, w, (1,), [(1, 0)], **kw))
+    got = lax.conv_general_dilated(x, w, (1,), [(1, 0)], **kw)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+    jitted = funcgrad.jit(lambda x, w: lax.conv_general_dilated(x, w, (1,), [(1, 0)], **kw))(x, w)
+    np.testing.assert_array_equal(np.asarray(jitted), want)
+    if "batch_group_count" not in kw:
+        per_row = funcgrad.vmap(lambda r: lax.conv_general_dilated(r[None], w, (1,), [(1, 0)], **kw)[0])(x)
+        np.testing.assert_array_equal(np.asarray(per_row), want)
+
+
 def test_complex_convolution_matches_jax():
     x = RNG.standard_normal((2, 3, 7)) + 1j * RNG.standard_normal((2, 3, 7))
     w = RNG.standard_normal((4, 3, 3)) + 1j * RNG.standard_normal((4, 3, 3))

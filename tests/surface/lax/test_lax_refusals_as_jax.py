@@ -181,6 +181,13 @@ WORDED = [
         ),
     ),
     ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
+    # (the lax-parameter fuzzer: a generic reduction's out-of-range dimension is JAX's IndexError,
+    # a monoid's its ValueError)
+    (
+        "reduce_generic_axis_out_of_range",
+        lambda lax, np_: lax.reduce(np_.ones(3), 0.0, lambda a, b: a + b, (1,)),
+    ),
+    ("reduce_monoid_axis_out_of_range", lambda lax, np_: lax.reduce(np_.ones(3), 0.0, lax.add, (1,))),
     (
         "dynamic_slice_index_types",
         lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (np.int32(1), np.int16(2)), (2, 2)),
