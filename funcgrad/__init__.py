@@ -28,8 +28,8 @@ __version__ = "0.1.0"
 # The modules funcgrad re-exports names from (their declarations are read by ``_exports``).
 _SOURCES = (
     "api", "_config", "_utilities", "_devices", "_placement", "_remat", "_callbacks", "_fwd_and_bwd",
-    "numpy._dtypes", "parallel", "sharding", "introspect", "debug", "testing", "custom_derivatives",
-    "dtypes", "per_example", "experimental.jet", "ref", "_ad",
+    "numpy._dtypes", "parallel", "_pmap", "sharding", "introspect", "debug", "testing",
+    "custom_derivatives", "dtypes", "per_example", "experimental.jet", "ref", "_ad",
 )  # fmt: skip
 # Public modules of the folder that are implementation, not namespaces (and the layers below), and
 # ``as_jax``: an opt-in switch whose import installs the ``import jax`` alias, so never an attribute.
