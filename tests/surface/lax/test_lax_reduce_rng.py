@@ -187,8 +187,10 @@ def test_generic_vmap_matches_loop(in_axis):
 def test_reduce_errors():
     with pytest.raises(ValueError, match="same tree structure"):
         lax.reduce((X, X), 0.0, lax.add, (0,))
-    with pytest.raises(ValueError, match="dimensions"):
+    with pytest.raises(IndexError, match="out of bounds"):  # (JAX's type for a generic computation)
         lax.reduce(X, 0.0, _soft, (3,))
+    with pytest.raises(ValueError, match="dimensions"):
+        lax.reduce(X, 0.0, _soft, (-1,))
     with pytest.raises(ValueError, match="duplicate value in 'axes'"):  # (JAX's words)
         lax.reduce(X, 0.0, _soft, (1, 1))
     with pytest.raises(TypeError, match="init value dtype"):
