@@ -728,13 +728,29 @@ def _dot_general_unreduced(avals_in, avals_out, *, dimension_numbers, **params):
     return [wanted]
 
 
+def _reduce_sum_unreduced(avals_in, avals_out, *, axes, **params):
+    """JAX's rule: ``out_sharding=P(..., unreduced=...)`` may leave the sum unreduced over axes its
+    summed dimensions are sharded over (or the operand is unreduced over); else the operand's."""
+    (x,) = avals_in
+    wanted = _contraction_unreduced.get()
+    if not wanted:
+        return [unreduced_of(x)]
+    used = frozenset(n for i, d in enumerate(spec_of(x)) if i in axes for n in d) | unreduced_of(x)
+    if not wanted <= used:
+        raise ShardingTypeError(
+            "out_sharding's unreduced axes should be in operand's specs that were summed over. Got "
+            f"operand={x.str_short()}, axes={tuple(axes)}, unreduced_spec={set(wanted)}"
+        )
+    return [wanted]
+
+
 _contraction_unreduced: contextvars.ContextVar = contextvars.ContextVar("contraction_unreduced", default=None)
 
 
 @contextlib.contextmanager
 def contraction_unreduced(axes):
-    """Within the block, a ``dot_general`` result is left unreduced over ``axes`` (its
-    ``out_sharding=P(..., unreduced=axes)``, checked by JAX's rule)."""
+    """Within the block, a ``dot_general`` or ``reduce_sum`` result is left unreduced over
+    ``axes`` (its ``out_sharding=P(..., unreduced=axes)``, checked by JAX's rules)."""
     token = _contraction_unreduced.set(frozenset(axes) or None)
     try:
         yield
@@ -853,9 +869,9 @@ def install(families) -> None:
         st.pad_p,
         st.slice_p,
         families["indexing"].dynamic_slice_p,
-        families["reductions"].reduce_sum_p,
     ):
         _unreduced_rules[p] = _keeps_unreduced
+    _unreduced_rules[families["reductions"].reduce_sum_p] = _reduce_sum_unreduced
     # reshard/with_sharding_constraint to a sharding without the axes reduces (XLA's all-reduce).
     _unreduced_rules[families["sharding"].sharding_constraint_p] = lambda avals_in, avals_out, **params: [
         frozenset(params.get("unreduced", ()))

@@ -61,7 +61,14 @@ def _ur(x):
 
 @pytest.mark.parametrize(
     "case",
-    ["jit_to_unreduced", "sum_of_unreduced", "grad_of_unreduced", "grad_of_reduced", "grad_through_jit"],
+    [
+        "jit_to_unreduced",
+        "sum_of_unreduced",
+        "grad_of_unreduced",
+        "grad_of_reduced",
+        "grad_through_jit",
+        "sum_left_unreduced",
+    ],
 )
 def test_reduced_and_unreduced_under_jit_and_grad_as_jax(case):
     # (JAX's to_ct_aval: the cotangent of a value reduced over an axis is unreduced over it, the
@@ -82,6 +89,11 @@ def test_reduced_and_unreduced_under_jit_and_grad_as_jax(case):
             out = lib.jit(lib.grad(f))(reshard(lib.numpy.asarray(x), P(unreduced={"x"})))
         elif case == "grad_of_reduced":
             out = lib.jit(lib.grad(lambda v: lib.numpy.sin(v).sum()))(lib.device_put(x, P(reduced={"x"})))
+        elif case == "sum_left_unreduced":  # (out_sharding=: each device's partial sum)
+            a = lib.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), P("x", None))
+            out = lib.jit(lambda v: lib.lax.reduce_sum(v, axes=(0,), out_sharding=P(None, unreduced={"x"})))(
+                a
+            )
         else:
             r = lib.device_put(x, P(reduced={"x"}))
             out = lib.jit(lib.grad(lib.jit(lambda v, w: (v + w * v).sum()), argnums=(0, 1)))(r, r)[0]
@@ -92,3 +104,18 @@ def test_reduced_and_unreduced_under_jit_and_grad_as_jax(case):
     for (d1, b1), (d2, b2) in zip(ours[1], theirs[1]):
         assert d1 == d2
         np.testing.assert_allclose(np.asarray(b1), np.asarray(b2), rtol=1e-6)
+
+
+def test_reduce_sum_left_unreduced_over_an_unsummed_axis_is_jaxs_error():
+    def build(lib, sh):
+        a = lib.device_put(np.arange(16).reshape(8, 2), sh.PartitionSpec("y", None))
+        f = lib.jit(
+            lambda v: lib.lax.reduce_sum(v, axes=(0,), out_sharding=sh.PartitionSpec(None, unreduced={"x"}))
+        )
+        try:
+            f(a)
+        except Exception as e:  # noqa: BLE001 - which error is compared
+            return type(e).__name__, str(e).split(".")[0]
+
+    ours, theirs = _on_both(build, (2, 2), ("x", "y"))
+    assert ours == theirs
