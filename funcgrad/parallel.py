@@ -107,7 +107,9 @@ def _paths(tree_values, what) -> list[str]:
     return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tree_values)]
 
 
-def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None, duplicates=True) -> tuple:
+def _normalize(
+    spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None, duplicates=True, jax_key=None
+) -> tuple:
     if len(spec) > ndim:
         # (JAX's words first when the caller gives them: ``rank_error(spec)``)
         head = f"{rank_error(spec)}\n\n" if rank_error is not None else ""
@@ -125,8 +127,17 @@ def _normalize(spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None, 
                 f"{mesh.axis_names}); use one of them"
             )
         if n not in manual:
+            # (JAX's words first: its _check_specs, with the entry's path in the specs tree)
+            kind = (jax_key or "").split("[")[0]
+            head = (
+                f"shard_map {kind} argument must refer to an axis marked as manual "
+                f"({frozenset(manual)}), but:\n\n  {jax_key} refers to {n!r}\n\nCheck the {kind} "
+                "values passed to shard_map.\n\n"
+                if jax_key
+                else ""
+            )
             raise ValueError(
-                f"{where} is {spec!r}, which names the axis {n!r}, but the shard_map is manual over "
+                f"{head}{where} is {spec!r}, which names the axis {n!r}, but the shard_map is manual over "
                 f"{set(manual)} only (axis_names=): name only manual axes in the specs, or add {n!r} to "
                 "axis_names"
             )
@@ -204,7 +215,15 @@ def _resolve_mesh(mesh, axis_names, where):
         raise TypeError(f"{where}: axis_names must be a set of mesh axis names, got {axis_names!r}")
     # As JAX's: left out, axis_names are the mesh's axes that no enclosing shard_map binds
     bound = frozenset() if _eager.in_own_program() else _bodies.manual  # (an eager body's programs)
-    names = frozenset(axis_names) or (frozenset(m.axis_names) - bound) or frozenset(m.axis_names)
+    # (and without the explicit mesh axes an enclosing vmap maps over: JAX's
+    # mesh_axis_names_wo_vmap; its batch rule leaves the mapped dimension to them)
+    vmapped = frozenset() if sr._spmd_axes.get() else frozenset(sr._explicit_axes.get())
+    if vmapped and not frozenset(axis_names) <= frozenset(m.axis_names) - vmapped:
+        raise ValueError(
+            f"jax.shard_map requires axis_names={frozenset(axis_names)} to be a subset of "
+            f"mesh.axis_names={frozenset(m.axis_names) - vmapped}"
+        )
+    names = frozenset(axis_names) or (frozenset(m.axis_names) - bound - vmapped) or frozenset(m.axis_names)
     unknown = sorted(str(n) for n in names if n not in m.axis_names)
     if unknown:
         raise ValueError(
@@ -350,6 +369,7 @@ def shard_map(
                 f"{where}: in_specs{paths[i]} (for argument{paths[i]})",
                 functools.partial(_jax_rank_error, name, "in", paths[i], "the passed args", aval),
                 duplicates=False,
+                jax_key="in_specs" + ("" if isinstance(in_specs_, PartitionSpec) else paths[i]),
             )
             _check_typed_match(x, spec, m, manual, paths[i])
             norm_in.append(spec)
@@ -534,6 +554,7 @@ def out_specs_of(out_specs, shaped, mesh, manual, where):
             manual,
             f"{where}: out_specs{p} (for output{p}, {a.str_short()})",
             functools.partial(_jax_rank_error, name, "out", p, f"{name}(*args)", a),
+            jax_key="out_specs" + ("" if isinstance(out_specs, PartitionSpec) else p),
         )
         for s, a, p in zip(leaves, tu.tree_leaves(shaped), paths)
     )

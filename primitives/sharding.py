@@ -60,7 +60,7 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.callkit import DerivedJaxprs, derived_jvp, derived_partial_eval, derived_transpose
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
-from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.kernel.partial_eval import trace_to_jaxpr, typed_outputs
 
 __all__ = [
     "mesh_frames",
@@ -223,7 +223,8 @@ def _program(params, avals) -> ClosedJaxpr:
     if hit is not None and hit[0] is params["jaxpr"]:
         return hit[1]
     invars = [Var(a) for a in avals]
-    outvars = [Var(a) for a in _abstract_eval(*avals, **params)]
+    # (typed as a staged shard_map's results are: the explicit axes of a vmap over it stay)
+    outvars = [Var(a) for a in typed_outputs(shard_map_p, avals, _abstract_eval(*avals, **params), params)]
     eqn = JaxprEqn(shard_map_p, invars, params, outvars, None)
     program = ClosedJaxpr(Jaxpr([], invars, [eqn], outvars), [])
     if len(_programs) > 256:
@@ -344,10 +345,24 @@ shard_map_p.def_traits(linear=True)  # may appear in linear programs: its transp
 
 
 def _batch(axis_size, vals, dims, *, jaxpr, mesh, in_specs, out_specs, manual_axes):
+    # As JAX's _shard_map_batch: under vmap(spmd_axis_name=names) the mapped dimension of every
+    # block is split over those (manual) axes, so the body maps a part of the batch; a vmap over
+    # explicit mesh axes leaves the mapped dimension to them (the shard_map is not manual over
+    # them: the surface's axis_names left them out) and the body's types keep them.
+    spmd = tuple(n for n in _spmd_axes.get() if n in manual_axes)
+    explicit = () if spmd else tuple(_explicit_axes.get())
+    _check_vmapped_axes(in_specs, spmd, explicit, "in_specs")
+    size = axis_size // math.prod(dict(mesh.shape)[n] for n in spmd)
+    specs = tuple(s if d is None else _insert(s, d, spmd) for s, d in zip(in_specs, dims))
+    typed = [
+        None if d is None else _batched_block(v, mesh, s, manual_axes) for v, d, s in zip(vals, dims, specs)
+    ]
     with _env(mesh, manual_axes):
-        batched, out_dims = batching.batch_jaxpr(jaxpr, axis_size, list(dims), instantiate=False)
-    specs = tuple(s if d is None else _insert(s, d) for s, d in zip(in_specs, dims))
-    outs_spec = tuple(s if d is None else _insert(s, d) for s, d in zip(out_specs, out_dims))
+        batched, out_dims = batching.batch_jaxpr(
+            jaxpr, size, list(dims), instantiate=False, batched_avals=typed
+        )
+    _check_vmapped_axes(out_specs, spmd, explicit, "out_specs")
+    outs_spec = tuple(s if d is None else _insert(s, d, spmd) for s, d in zip(out_specs, out_dims))
     outs = shard_map_p.bind(
         *vals, jaxpr=batched, mesh=mesh, in_specs=specs, out_specs=outs_spec, manual_axes=manual_axes
     )
@@ -355,6 +370,29 @@ def _batch(axis_size, vals, dims, *, jaxpr, mesh, in_specs, out_specs, manual_ax
 
 
 shard_map_p.def_batch(_batch)
+
+
+def _batched_block(x, mesh, spec, manual_axes):
+    """The body's batched block of ``x`` (a batched argument) split as ``spec``, typed as ``x``
+    is along the axes the body leaves automatic (the mapped dimension's explicit axes among
+    them); ``None`` (the default typing) when ``x`` has no sharding on those axes."""
+    aval = core.get_aval(x)
+    s = getattr(aval, "sharding", None)
+    if s is None or s.spec.unreduced or s.spec.reduced or len(spec) != aval.ndim:
+        return None
+    kept = [tuple(n for n in d if n not in manual_axes) for d in spec_of(aval)]
+    if not any(kept):
+        return None
+    block = block_aval(aval, mesh, spec, "shard_map")
+    return block.update(sharding=s.with_spec(type(s.spec)(*[d or None for d in kept])))
+
+
+def _check_vmapped_axes(specs, spmd, explicit, what) -> None:
+    used = {n for spec in specs for dim in spec for n in dim}
+    if spmd and used & set(spmd):
+        raise ValueError(f"vmap spmd_axis_name cannot appear in shard_map {what}")
+    if explicit and used & set(explicit):
+        raise ValueError(f"vmapped away explicit mesh axis cannot appear in shard_map {what}")
 
 
 def _residual_spec(mesh, aval, manual_axes):

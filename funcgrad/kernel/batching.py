@@ -321,20 +321,24 @@ def batch_jaxpr(
     in_dims: Sequence[int | None],
     instantiate: bool | Sequence[bool],
     axis_name=_CURRENT,
+    batched_avals: Sequence | None = None,
 ) -> tuple[ClosedJaxpr, list[int | None]]:
     """Batch a jaxpr: returns a jaxpr over batched inputs (batch dims as given) and the batch dim
     of each output (0, or ``None`` when unbatched and not instantiated). ``axis_name`` names the
     batched axis for the collectives inside (default: the vmap being processed, NOTE: [named
-    axes])."""
+    axes]). ``batched_avals`` may give a batched input's type (``None`` entries: the jaxpr's, with
+    the mapped dimension inserted by ``hooks.batched_aval``)."""
     if axis_name is _CURRENT:
         axis_name = _axes.batching
     n_out = len(closed.out_avals)
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * n_out
     in_avals = []
-    for aval, d in zip(closed.in_avals, in_dims):
+    for i, (aval, d) in enumerate(zip(closed.in_avals, in_dims)):
         if d is None:
             in_avals.append(aval)
+        elif batched_avals is not None and batched_avals[i] is not None:
+            in_avals.append(batched_avals[i])
         else:
             in_avals.append(hooks.batched_aval(aval, axis_size, d))
     out_dims_box: list = []

@@ -164,6 +164,37 @@ def test_control_flow_under_vmap_over_an_explicitly_sharded_dimension_as_jax(mes
     _same(*_both(meshes, build))
 
 
+def test_vmap_of_shard_map_over_explicit_and_spmd_axes_as_jax(meshes):
+    # (JAX's _shard_map_batch: a vmap over an explicit mesh axis leaves that axis out of the
+    # shard_map's manual axes and its results keep it on the mapped dimension, eagerly and under
+    # jit (funcgrad typed them P(None, None)); vmap(spmd_axis_name=) splits the mapped dimension
+    # of the blocks over its axes (funcgrad left it whole); either axis in the specs is JAX's
+    # ValueError)
+    def build(np_, put, lib):
+        P = _P(lib)
+        arr = put(np.arange(16.0, dtype=np.float32).reshape(2, 8), "x", "y")
+        f = lib.shard_map(lambda v: lib.lax.psum(v, "y"), in_specs=P("y"), out_specs=P(None))
+        g = lib.shard_map(lambda v: v * 2, in_specs=P("y"), out_specs=P("y"))
+        with pytest.raises(ValueError, match="shard_map requires axis_names"):
+            lib.vmap(lib.shard_map(lambda v: v, in_specs=P("x"), out_specs=P("x"), axis_names={"x", "y"}))(
+                arr
+            )
+        with pytest.raises(ValueError, match="in_specs refers to 'x'"):
+            lib.jit(lib.vmap(lib.shard_map(lambda v: v, in_specs=P("x"), out_specs=P("x"))))(arr)
+        return lib.vmap(f)(arr), lib.jit(lib.vmap(f))(arr), lib.jit(lib.vmap(g))(arr)
+
+    _same(*_both(meshes, build))
+    outs = []
+    for lib in (funcgrad, jax):
+        auto = lib.make_mesh((2, 2), ("x", "y"), axis_types=(lib.sharding.AxisType.Auto,) * 2)
+        x = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+        h = lib.shard_map(lambda v: v + 1, mesh=auto, in_specs=_P(lib)("x"), out_specs=_P(lib)("x"))
+        outs.append([lib.jit(lib.vmap(h, spmd_axis_name="y"))(x)])
+        with pytest.raises(ValueError, match="vmap spmd_axis_name cannot appear in shard_map in_specs"):
+            lib.vmap(h, spmd_axis_name="x")(x)
+    _same(*outs)
+
+
 def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
     # (jaxpr_as_fun binds the equation again: the result keeps out_sharding= without the call;
     # vmap splits the result's mapped dimension as its inputs' are)
