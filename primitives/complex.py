@@ -61,7 +61,7 @@ def _zero_of(x):
 # real and imag: complex -> real (real-linear; NOTE: [complex cotangents])
 
 real_p = Primitive("real")
-real_p.def_traits(sparse="zero_preserving")
+real_p.def_traits(sparse="zero_preserving_linear")
 real_p.def_impl(lambda x: np.asarray(np.real(x)))
 real_p.def_abstract_eval(_part_abstract_eval("real"))
 real_p.def_batch(_unary_batch(real_p))
@@ -69,7 +69,7 @@ real_p.weak_type_rule = lambda params: True  # the part of a weak complex is a w
 deflinear(real_p, lambda ct, x: [complex_p.bind(ct, _zero_of(ct))])
 
 imag_p = Primitive("imag")
-imag_p.def_traits(sparse="zero_preserving")
+imag_p.def_traits(sparse="zero_preserving_linear")
 imag_p.def_impl(lambda x: np.asarray(np.imag(x)))
 imag_p.def_abstract_eval(_part_abstract_eval("imag"))
 imag_p.def_batch(_unary_batch(imag_p))
@@ -81,7 +81,7 @@ deflinear(imag_p, lambda ct, x: [conj_p.bind(complex_p.bind(_zero_of(ct), ct))])
 # conj: complex -> complex
 
 conj_p = Primitive("conj")
-conj_p.def_traits(sparse="zero_preserving")
+conj_p.def_traits(sparse="zero_preserving_linear")
 conj_p.def_impl(lambda x: np.asarray(np.conj(x)))
 
 

@@ -26,6 +26,8 @@ from typing import Any
 # kind takes the dense form of its sparse operands.
 SPARSE_KINDS = {
     "zero_preserving": "f(0) == 0 elementwise for every parameter: applied to the stored values",
+    "zero_preserving_linear": "f(0) == 0 and f(a + b) == f(a) + f(b) elementwise (neg, conj, real, "
+    "imag, copy): applied to the stored values as they are, duplicated indices included",
     "positive_power": "x ** y elementwise (integer_pow): zero preserving when y > 0",
     "product": "an elementwise product: the result keeps the sparse factor's pattern",
     "quotient": "x / y: a sparse x over a dense y keeps x's pattern",

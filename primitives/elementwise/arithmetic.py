@@ -109,7 +109,7 @@ def select(pred, on_true, on_false):
 
 
 neg_p = Primitive("neg")
-neg_p.def_traits(sparse="zero_preserving")
+neg_p.def_traits(sparse="zero_preserving_linear")
 neg_p.def_impl(np.negative)
 neg_p.def_abstract_eval(lambda x: x)
 neg_p.def_batch(lambda axis_size, vals, dims: (neg(vals[0]), dims[0]))

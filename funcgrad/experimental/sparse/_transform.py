@@ -104,14 +104,12 @@ def _densify(values):
     return [v.todense() if isinstance(v, BCOO) else v for v in values]
 
 
-# The zero-preserving elementwise primitives that commute with addition (JAX's
-# ``_zero_preserving_linear_unary_primitives``): applied to each stored value as it is. Any other
-# (sin, sqrt, integer_pow, ...) sums duplicated indices first: sin(a) + sin(b) is not sin(a + b).
-_LINEAR_ELEMENTWISE = frozenset({"conj", "copy", "copy_p", "imag", "neg", "real"})
-
-
-def _elementwise(x, eqn):
-    if not x.unique_indices and eqn.primitive.name not in _LINEAR_ELEMENTWISE:
+def _elementwise(x, eqn, linear=False):
+    # A zero-preserving primitive that commutes with addition (``zero_preserving_linear``, JAX's
+    # ``_zero_preserving_linear_unary_primitives``) is applied to each stored value as it is; any
+    # other (sin, sqrt, integer_pow, ...) sums duplicated indices first: sin(a) + sin(b) is not
+    # sin(a + b).
+    if not x.unique_indices and not linear:
         x = bcoo_sum_duplicates(x, nse=x.nse)  # (nse kept, as JAX's: the same shapes under jit)
     return _same_data(x, eqn.primitive.bind(x.data, **eqn.params))
 
@@ -146,6 +144,9 @@ def _dense_if_scalar(x):
 # operands (a sparse first operand, a scalar divisor, no dense dimensions) are checked here.
 _RULES = {
     "zero_preserving": lambda x, eqn: _elementwise(x, eqn) if isinstance(x, BCOO) else None,
+    "zero_preserving_linear": lambda x, eqn: (
+        _elementwise(x, eqn, linear=True) if isinstance(x, BCOO) else None
+    ),
     "positive_power": lambda x, eqn: _elementwise(x, eqn) if eqn.params["y"] > 0 else None,
     "product": _product,
     "quotient": lambda x, y, eqn: (

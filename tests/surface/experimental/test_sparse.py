@@ -558,13 +558,19 @@ def test_sparsify_against_dense_and_jax(case):
     np.testing.assert_allclose(sparse.todense(jitted), want, atol=1e-12)
 
 
-@pytest.mark.parametrize("op", ["sin", "sqrt", "tanh", "square", "negative", "conj"])
+@pytest.mark.parametrize("op", ["sin", "sqrt", "tanh", "square", "negative", "conj", "real", "imag", "copy"])
 def test_sparsify_of_duplicated_indices_as_jax(op):
     """An elementwise function that does not commute with addition sums duplicated indices first
-    (sin(1) + sin(4) stored at one index is not sin(5)); a linear one keeps them, as jax's."""
+    (sin(1) + sin(4) stored at one index is not sin(5)); a linear one (the primitives of sparse
+    kind ``zero_preserving_linear``) keeps them, as jax's."""
     data, idx = np.array([1.0, 2.0, 4.0]), np.array([[2], [0], [2]])
-    got = sparse.sparsify(getattr(fnp, op))(BCOO((data, idx), shape=(3,)))
-    want = js.sparsify(getattr(jnp, op))(js.BCOO((data, idx), shape=(3,)))
+    if op in ("real", "imag"):
+        data = data * (1 - 2j)
+    ours, theirs = (
+        getattr(m, op) if op != "copy" else lambda x, m=m: m.array(x, copy=True) for m in (fnp, jnp)
+    )
+    got = sparse.sparsify(ours)(BCOO((data, idx), shape=(3,)))
+    want = js.sparsify(theirs)(js.BCOO((data, idx), shape=(3,)))
     np.testing.assert_allclose(got.todense(), want.todense(), rtol=1e-15)
     np.testing.assert_array_equal(got.indices, want.indices)
 
