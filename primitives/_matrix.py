@@ -302,7 +302,8 @@ def no_derivative(primitive, why: str) -> None:
     def jvp(primals, tangents, **params):
         outs = primitive.bind(*primals, **params)
         if any(type(t) is not Zero for t in tangents):
-            raise TypeError(f"{primitive.name} is not differentiable: {why}")
+            # (JAX's type and words, funcgrad's reason after them)
+            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented: {why}")
         return outs, [Zero.from_primal_value(o) for o in outs]
 
     primitive.def_jvp(jvp)

@@ -681,61 +681,9 @@ def _hp_impl(a, taus):
     return out
 
 
-def _hp_jvp(primals, tangents):
-    # Q = (H_0 ... H_{k-1})[:, :n], H_i = I - tau_i v_i v_i^H with v_i the unit-lower column i of a:
-    # dQ is the product rule over the k reflectors (prefix and suffix products, O(k) products).
-    (a, taus), (da, dtaus) = primals, tangents
-    out = householder_product_p.bind(a, taus)
-    *batch, m, n = aval_of(a).shape
-    k = aval_of(taus).shape[-1]
-    if k == 0 or (type(da) is Zero and type(dtaus) is Zero):
-        return out, Zero.from_primal_value(out)
-    nd = len(batch) + 2
-    dtype = aval_of(a).dtype
-    head = lambda x: st.slice_in_dim(x, 0, k, 1, nd - 1)  # noqa: E731
-    v = ew.add(
-        mx.tril(head(a), -1),
-        ew.select(
-            mx.eye_mask((*batch, m, k)), mx.full((*batch, m, k), 1, dtype), mx.full((*batch, m, k), 0, dtype)
-        ),
-    )
-    dv = mx.tril(head(instantiate(da)), -1) if type(da) is not Zero else None
-    dt = instantiate(dtaus) if type(dtaus) is not Zero else None
-    col = lambda x, i: st.slice_in_dim(x, i, i + 1, 1, nd - 1)  # noqa: E731
-    tau_i = lambda t, i: st.broadcast_in_dim(  # noqa: E731
-        st.reshape(st.slice_in_dim(t, i, i + 1, 1, nd - 2), batch), (*batch, m, m), tuple(range(len(batch)))
-    )
-    eye = mx.eye(m, dtype, tuple(batch))
-    hs, dhs = [], []
-    for i in range(k):
-        vi = col(v, i)
-        outer = mx.matmul(vi, mx.H(vi))
-        hs.append(ew.sub(eye, ew.mul(tau_i(taus, i), outer)))
-        d = None
-        if dt is not None:
-            d = ew.mul(tau_i(dt, i), outer)
-        if dv is not None:
-            dvi = col(dv, i)
-            term = ew.mul(tau_i(taus, i), ew.add(mx.matmul(dvi, mx.H(vi)), mx.matmul(vi, mx.H(dvi))))
-            d = term if d is None else ew.add(d, term)
-        dhs.append(ew.neg(d))
-    prefix = [eye]
-    for h in hs[:-1]:
-        prefix.append(mx.matmul(prefix[-1], h))
-    suffix = [eye]
-    for h in reversed(hs[1:]):
-        suffix.append(mx.matmul(h, suffix[-1]))
-    suffix.reverse()
-    dp = None
-    for i in range(k):
-        term = mx.matmul(mx.matmul(prefix[i], dhs[i]), suffix[i])
-        dp = term if dp is None else ew.add(dp, term)
-    return out, st.slice_in_dim(dp, 0, n, 1, nd - 1)
-
-
 householder_product_p = mx.lapack_primitive("householder_product", _hp_impl, _hp_abstract_eval)
 householder_product_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-householder_product_p.def_jvp(_hp_jvp)
+mx.no_derivative(householder_product_p, "its reflectors' product is not differentiated (as in JAX); use qr")
 
 
 def householder_product(a, taus):

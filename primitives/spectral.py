@@ -244,9 +244,9 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
         return outs, [Zero.from_primal_value(o) for o in outs]
     *batch, m, n = aval_of(a).shape
     if compute_uv and full_matrices and m != n:
-        raise TypeError(
-            "svd: the derivative of the full_matrices=True decomposition of a non-square matrix is not "
-            "defined (the completion of u or vt is not unique); use full_matrices=False"
+        raise NotImplementedError(  # (JAX's type and words)
+            "Singular value decomposition JVP not implemented for full matrices (svd: the completion of "
+            "u or vt is not unique); use full_matrices=False"
         )
     # The whole thin decomposition: a subset's vectors couple to all the others.
     s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=None, algorithm=algorithm)

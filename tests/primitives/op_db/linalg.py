@@ -248,9 +248,10 @@ OPS = [
     OpInfo("geqrf", la.geqrf_p, la.geqrf, _geqrf_ref, _lu_sampler, matrix_shapes(),
            sample_shapes=_TALL_SAMPLES,
            rtol=1e-9, atol=1e-10, differentiable=False,
-           derivative_error=TypeError),
+           derivative_error=NotImplementedError),  # (JAX's, in its words)
     OpInfo("householder_product", la.householder_product_p, la.householder_product, _householder_ref,
-           _householder_sampler, matrix_shapes(), sample_shapes=((4, 3), (2, 3, 2)), rtol=1e-10, atol=1e-10),
+           _householder_sampler, matrix_shapes(), sample_shapes=((4, 3), (2, 3, 2)), rtol=1e-10, atol=1e-10,
+           differentiable=False, derivative_error=NotImplementedError),  # (JAX defines none)
     *(OpInfo("tridiagonal_solve" + ("_perturbed" if perturb else ""), la.tridiagonal_solve_p,
              la.tridiagonal_solve, _tridiagonal_ref,
              lambda shape, dtype, rng, p=perturb: _tridiagonal_sampler(shape, dtype, rng, p),
