@@ -65,7 +65,8 @@ value and what to do instead:
                                 funcgrad's and registered libraries' frames: "auto" (default),
                                 "off", "tracebackhide", "remove_frames", "quiet_remove_frames", as
                                 JAX's (NOTE: [traceback boundaries]).
-``jax_debug_key_reuse``         False (funcgrad has no key-reuse checker; ``debug_key_reuse(False)``).
+``jax_debug_key_reuse``         False; True checks PRNG keys for reuse (``KeyReuseError``), eagerly,
+                                in traced functions and at jitted calls (NOTE: [key reuse]).
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         None (unset: "allow"), "allow", "log", "disallow", "log_explicit",
                                 "disallow_explicit": JAX's transfer guards, per direction
@@ -516,14 +517,20 @@ def legacy_prng_key(new_val: str):
 
 
 def debug_key_reuse(new_val: bool = True):
-    """Context manager for JAX's key-reuse checker (``jax_debug_key_reuse``): funcgrad has none, so
-    ``debug_key_reuse(False)`` is accepted (nothing is checked either way) and ``True`` raises
-    ``ValueError`` rather than promising checks that would never run.
+    """Context manager for JAX's key-reuse checker (``jax_debug_key_reuse``): inside
+    ``debug_key_reuse(True)``, a PRNG key consumed twice raises ``KeyReuseError`` (NOTE: [key
+    reuse] in funcgrad/_key_reuse.py; ``jax.experimental.key_reuse``).
 
     >>> import funcgrad
-    >>> with debug_key_reuse(False):
-    ...     funcgrad.random.uniform(funcgrad.random.key(0)).shape
-    ()
+    >>> from funcgrad.errors import KeyReuseError
+    >>> with debug_key_reuse(True):
+    ...     key = funcgrad.random.key(0)
+    ...     x = funcgrad.random.uniform(key)
+    ...     try:
+    ...         funcgrad.random.uniform(key)
+    ...     except KeyReuseError as e:
+    ...         print(e)
+    Previously-consumed key passed to jit-compiled function at index 0
     """
     return _scoped("jax_debug_key_reuse", new_val)
 

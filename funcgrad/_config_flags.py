@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import _disable_jit, _jit_route, _transfer_guard, debug, xla_bridge
+from funcgrad import _disable_jit, _jit_route, _key_reuse, _transfer_guard, debug, xla_bridge
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
@@ -399,10 +399,12 @@ _FLAG_LIST = [
     ),
     # (JAX's switch for user-defined PRNG implementations; funcgrad's typed keys need none)
     _Flag("jax_enable_custom_prng", False, _bool("jax_enable_custom_prng")),
+    # (NOTE: [key reuse]: checked calls of jitted functions take the staged route)
     _Flag(
         "jax_debug_key_reuse",
         False,
-        _only("jax_debug_key_reuse", (False, 0), "funcgrad has no key-reuse checker; leave it False"),
+        _bool("jax_debug_key_reuse"),
+        lambda v: (_key_reuse.set_flag(v), _jit_route.set_jit_flags(key_reuse=v)),
     ),
     _Flag(
         "funcgrad_eager_program_cache",

@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from funcgrad import _control_flow_eager as _eager  # (disable_jit: Python's branches and loops)
+from funcgrad import _key_reuse
 from funcgrad._control_flow_errors import branch_error
 from funcgrad._control_flow_trace import (
     at_the_top,
@@ -228,16 +229,18 @@ def _bind_cond(index, branches, operands, names, what):
         branches, operands = state.held_cond_operands(branches, operands, what)
     flat_ops, ops_tree = tu.tree_flatten(operands)
     avals = [core.get_aval(x) for x in flat_ops]
-    traced, found = [], {}
+    traced, found, key_effects = [], {}, []
     for k, (b, n) in enumerate(zip(branches, names)):
         try:
             traced.append(trace(b, ops_tree, avals, f"{what} {n}", state=state is not None))
+            key_effects.append(_key_reuse.take_effects())
         except Exception as e:
             if state is None or not isinstance(e, state.LoopState):
                 raise
             found[k] = e
     if found:
         return state.cond_with_state(index, branches, operands, names, what, found)
+    _key_reuse.check_branches(key_effects, _key_reuse.keys_in(operands))  # NOTE: [key reuse]
     _check_branch_outputs(traced, branches, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
     joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
@@ -388,6 +391,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
             lambda t, _: t,
             state=state is not None,
         )
+        body_keys = _key_reuse.take_effects()
         carry_avals = body.in_avals[len(body_consts) :]
         stage = "cond"
         cond_j, cond_consts, pred_tree = trace(
@@ -397,6 +401,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         if state is None or not isinstance(e, state.LoopState):
             raise
         return state.while_with_state(cond_fun, body_fun, init_val, {stage: e})
+    # (NOTE: [key reuse]: JAX's rules for the keys of the carry and of the functions' closures)
+    _key_reuse.check_while(body_keys, _key_reuse.take_effects(), _key_reuse.keys_in(init_val))
     made = made_by(body, cond_j)
     pred_avals = cond_j.out_avals
     if not tu.treedef_is_leaf(pred_tree) or len(pred_avals) != 1:  # (JAX's words)
@@ -735,6 +741,9 @@ def scan(
         if state is None or not isinstance(e, state.LoopState):
             raise
         return state.scan_with_state(f, init, xs, e, length, reverse, unroll)
+    # (NOTE: [key reuse]: JAX's rules for the keys of the carry and of the body's closure)
+    carried = _key_reuse.keys_in(init)
+    _key_reuse.check_scan(_key_reuse.take_effects(), len(carried), [*carried, *_key_reuse.keys_in(xs)])
     made = made_by(body)
     move = _forwarded(body.jaxpr, len(consts), len(init_flat))  # (NOTE: [read-only carries])
     moved = [x for x, m in zip(init_flat, move) if m]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from funcgrad import _key_reuse
 from funcgrad._api_util import flatten_outputs
 from funcgrad._control_flow_errors import carry_structure_error, carry_type_error
 from funcgrad._ref_errors import refuse_returned_refs
@@ -91,7 +92,7 @@ def trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
         hit = entries.get(key) if entries is not None else None
     except TypeError:  # an unhashable callable, or one that cannot be referenced weakly
         entries, hit = False, None
-    if hit is not None:
+    if hit is not None and not _key_reuse.active():  # (NOTE: [key reuse]: checked, it runs again)
         jaxpr, consts, out_tree = hit
         return jaxpr, list(consts), out_tree
     touched = _ref_accesses()
@@ -119,12 +120,12 @@ def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False)
 
     def flat(*leaves):
         if scopes is None:
-            out = _hi_lowered(fun(*tu.tree_unflatten(in_tree, leaves)))
+            out = _hi_lowered(_key_reuse.traced_body(fun, tu.tree_unflatten(in_tree, leaves)))
             out_leaves, out_tree = flatten_outputs(out, what)
             box.append(out_tree)
             return out_leaves
         with scopes.discover_state(record=True) as discovery:
-            out = _hi_lowered(fun(*tu.tree_unflatten(in_tree, leaves)))
+            out = _hi_lowered(_key_reuse.traced_body(fun, tu.tree_unflatten(in_tree, leaves)))
             refuse_returned_refs(out, what, fun, _TRACED_FOR.get(what, what.split(" ")[0]))
             out_leaves, out_tree = flatten_outputs(out, what)
             box.append(out_tree)

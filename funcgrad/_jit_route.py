@@ -38,6 +38,7 @@ _jit_flags = {
     "x32": False,
     "modes": False,
     "transfer_guard": False,
+    "key_reuse": False,
 }
 
 
@@ -54,7 +55,11 @@ def set_jit_flags(**flags) -> None:
     elif _disable_jit.process_wide():
         set_call_redirect(_call_python)
     elif (
-        _jit_flags["user_context"] or _jit_flags["x32"] or _jit_flags["modes"] or _jit_flags["transfer_guard"]
+        _jit_flags["user_context"]
+        or _jit_flags["x32"]
+        or _jit_flags["modes"]
+        or _jit_flags["transfer_guard"]
+        or _jit_flags["key_reuse"]  # (NOTE: [key reuse]: each call checks its key arguments)
     ):
         set_call_redirect(_call_staged)
     else:

@@ -26,6 +26,7 @@ import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [arr
 import funcgrad.numpy._core as fnp_core
 from funcgrad import (
     _effects,
+    _key_reuse,
     _layouts,
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
     _transfer_guard,
@@ -474,6 +475,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     out = _device_put(x, device)
     if may_alias is False and type(core.current_trace()) is core.EvalTrace:
         out = tu.tree_map(lambda o, v: fnp.array(o, copy=True) if o is v else o, out, x)
+    if _key_reuse.active():  # (placed keys are the same keys: NOTE: [key reuse])
+        for new, old in zip(_key_reuse.keys_in(out), _key_reuse.keys_in(x)):
+            _key_reuse.alias(new, old)
     return out
 
 

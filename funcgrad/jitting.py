@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import xla_bridge
+from funcgrad import _key_reuse, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
 from funcgrad._api_util import (
     abstractify,
@@ -269,6 +269,7 @@ class PjitFunction(Dispatcher):
         static_kwargs = dict(static_kw)
         n_total = len(dyn_args) + len(statics)
         out_tree_box = []
+        key_effects = []
         fun = self._fun
         name = self._name
 
@@ -277,7 +278,13 @@ class PjitFunction(Dispatcher):
             it = iter(d_args)
             full = [statics[i] if i in statics else next(it) for i in range(n_total)]
             try:
-                out = fun(*full, **d_kwargs, **static_kwargs)
+                if _key_reuse.active():  # (a boundary of the key-reuse checker: NOTE: [key reuse])
+                    with _key_reuse.body((full, d_kwargs)) as kb:
+                        out = fun(*full, **d_kwargs, **static_kwargs)
+                        _key_reuse.finish(kb, out)
+                    key_effects.append(kb.effects)
+                else:
+                    out = fun(*full, **d_kwargs, **static_kwargs)
             except core.ConcretizationTypeError as e:
                 # the funcgrad.numpy fix for NumPy calls, and JAX's line naming the traced function
                 explain_concretization(e, None, None, f"{fun_sourceinfo(fun)} for jit")
@@ -352,6 +359,7 @@ class PjitFunction(Dispatcher):
             staged = Staged(closed, out_tree_box[0], hoisted, ins, outs)
         # (JAX's names of the program's parameters and results: NOTE: [operation locations])
         staged.arg_names = ("",) * len(hoisted) + tuple(names)
+        staged.key_reuse = key_effects[-1] if key_effects else None
         staged.result_names = result_paths(out_tree_box[0]) + ("",) * (len(closed.out_avals) - n_outs)
         return staged
 
@@ -402,6 +410,8 @@ class PjitFunction(Dispatcher):
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)
         key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), hooks.mode_key())
+        if _key_reuse.active():  # (a trace that summarises what it does to keys: NOTE: [key reuse])
+            key += ("key_reuse",)
         if user_contexts:
             key += (tuple(c.value for c in user_contexts),)
         try:
@@ -444,7 +454,22 @@ class PjitFunction(Dispatcher):
         rerun = getattr(core.current_trace(), "jitted_call", None)
         if rerun is not None:
             return rerun(self._fun, args, kwargs, lambda: self._call_compiled(args, kwargs))
+        if _key_reuse.active():
+            return self._call_key_checked(args, kwargs)
         return self._call_compiled(args, kwargs)
+
+    def _call_key_checked(self, args, kwargs):
+        # NOTE: [key reuse]: the keys the function consumes (its trace's summary) are checked and
+        # marked before it runs, at every call; its key results get their cells after.
+        staged = self._stage(args, kwargs)[0]
+        effects = getattr(staged, "key_reuse", None)
+        if effects is None:
+            return self._call_compiled(args, kwargs)
+        operands = _key_reuse.keys_in((args, kwargs))
+        _key_reuse.apply_effects(effects, operands, None, "jit")
+        out = self._call_compiled(args, kwargs)
+        _key_reuse.apply_effects(effects, operands, _key_reuse.keys_in(out), None)
+        return out
 
     # NOTE: [jitted calls with Refs under a transformation]
     # A jitted function whose program reads or writes Refs it closes over, called under grad or

@@ -84,7 +84,7 @@ class Staged:
 
     __slots__ = (
         "closed", "out_tree", "hoisted", "single", "in_shardings", "out_shardings", "spmd",
-        "arg_names", "result_names",
+        "arg_names", "result_names", "key_reuse",
     )  # fmt: skip
 
     def __init__(self, closed, out_tree, hoisted=(), in_shardings=None, out_shardings=None):
@@ -92,6 +92,7 @@ class Staged:
         # The names of the program's parameters and results (JAX's ``loc("x")`` and
         # ``jax.result_info``; NOTE: [operation locations] in xla_bridge/emitter.py), or None.
         self.arg_names = self.result_names = None
+        self.key_reuse = None  # what the surface's trace did to PRNG keys (funcgrad/_key_reuse.py)
         self.out_tree = out_tree
         self.hoisted = tuple(hoisted)
         # A bare leaf output: no unflattening.

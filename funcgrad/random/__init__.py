@@ -30,6 +30,9 @@ choice, Poisson, binomial, multinomial, geometric, Rademacher).
 
 from __future__ import annotations
 
+import functools
+
+from funcgrad import _key_reuse
 from funcgrad.random import (
     _basic,
     _continuous,
@@ -44,6 +47,32 @@ from funcgrad.random._core import *  # noqa: F403
 from funcgrad.random._discrete import *  # noqa: F403
 
 __all__ = sorted({*_core.__all__, *_basic.__all__, *_continuous.__all__, *_discrete.__all__})
+
+
+def _consuming(fn, name: str):
+    """``fn(key, ...)`` consuming its key for the key-reuse checker, under JAX's name of what
+    consumes it (NOTE: [key reuse] in funcgrad/_key_reuse.py); its internals check nothing more.
+    Only this namespace's functions are wrapped: one sampler calling another inside (``beta``
+    draws ``gamma``s) consumes nothing twice."""
+
+    @functools.wraps(fn)
+    def consuming(*args, **kwargs):
+        if not _key_reuse.active():
+            return fn(*args, **kwargs)
+        _key_reuse.consume(args[0] if args else kwargs.get("key"), name)
+        with _key_reuse.suspended():
+            return fn(*args, **kwargs)
+
+    return consuming
+
+
+# JAX's samplers are jitted functions (a reused key is "passed to jit-compiled function"); bits and
+# split are its primitives random_bits and random_split.
+for _name in (*_basic.__all__, *_continuous.__all__, *_discrete.__all__, "bits", "split"):
+    globals()[_name] = _consuming(
+        globals()[_name], {"bits": "random_bits", "split": "random_split"}.get(_name, "jit")
+    )
+del _name
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

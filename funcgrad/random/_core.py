@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import _config_flags
+from funcgrad import _config_flags, _key_reuse
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
@@ -368,12 +368,15 @@ def key_dtype(impl=None) -> KeyTy:
 
 
 def clone(key):
-    """``key`` itself (JAX's marker for reusing a key deliberately; keys are values here).
+    """A copy of ``key`` that the key-reuse checker sees unconsumed (JAX's marker for reusing a
+    key deliberately: the same bits).
 
     >>> clone(key(1)).shape
     ()
     """
-    return _same_kind(key, _typed(key, "clone", single=False))
+    keys = _typed(key, "clone", single=False)
+    # (a new key array with a fresh consumption record, as JAX's: NOTE: [key reuse])
+    return _same_kind(key, _key_reuse.fresh(KeyArray(keys._impl, keys._base_array)))
 
 
 def split(key, num: int | Sequence[int] = 2):

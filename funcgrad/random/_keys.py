@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import _key_reuse
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -230,12 +231,20 @@ class KeyArray(ExtendedArray):
     [0 0]
     """
 
-    __slots__ = ("_base_array", "_impl")
+    __slots__ = ("_base_array", "_impl", "_key_reuse_cell")
     __array_priority__ = 1000  # NumPy's operators defer to ours, which refuse
 
     def __init__(self, impl: PRNGImpl, base_array):
         self._impl = impl
         self._base_array = base_array
+        self._key_reuse_cell = None  # NOTE: [key reuse]
+        _key_reuse.born(self)
+
+    @property
+    def _consumed(self):
+        """Whether the key-reuse checker saw this key consumed (JAX's ``_consumed``: a bool, or a
+        boolean array of the keys' shape; NOTE: [key reuse])."""
+        return _key_reuse.consumed_mask(self)
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -370,9 +379,17 @@ class KeyArray(ExtendedArray):
                 f"Too many indices: key array is {self.ndim}-dimensional, but {used} were indexed"
             )
         trailing = (slice(None),) * len(self._impl.key_shape)
+        static = all(i is None or type(i) in (int, slice) for i in index)
         if not any(i is Ellipsis for i in index):
             index = (*index, Ellipsis)
-        return KeyArray(self._impl, self._base_array[(*index, *trailing)])
+        out = KeyArray(self._impl, self._base_array[(*index, *trailing)])
+        if not _key_reuse.active():
+            return out
+        # (NOTE: [key reuse]: static selections consume the keys they take, as JAX's ``slice``)
+        if static and any(i is not None for i in index[:-1]):
+            _key_reuse.sink_selected(self, index[:-1])
+            return _key_reuse.fresh(out)
+        return _key_reuse.alias(out, self)
 
     @property
     def at(self):
@@ -439,7 +456,19 @@ class KeyArray(ExtendedArray):
         n = math.prod(self._impl.key_shape)
         outs = [func(*[pick(a, w) for a in args], **kwargs) for w in range(n)]
         data = fnp.stack(outs, axis=-1)
-        return KeyArray(self._impl, fnp.reshape(data, (*data.shape[:-1], *self._impl.key_shape)))
+        out = KeyArray(self._impl, fnp.reshape(data, (*data.shape[:-1], *self._impl.key_shape)))
+        if not _key_reuse.active():
+            return out
+        # (NOTE: [key reuse]: keys moved are the same keys; keys joined are consumed, JAX's
+        # ``concatenate`` of keys)
+        keys = [
+            x for a in args for x in (a if isinstance(a, list | tuple) else (a,)) if isinstance(x, KeyArray)
+        ]
+        if len(keys) == 1:
+            return _key_reuse.alias(out, keys[0])
+        for i, k in enumerate(keys):
+            _key_reuse.consume(k, "concatenate", i)
+        return _key_reuse.fresh(out)
 
     # -- what keys are not -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
