@@ -22,6 +22,7 @@ from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     as_sequence,
     asarray,
+    aval,
     broadcast_shapes,
     broadcast_to,
     constant,
@@ -37,6 +38,7 @@ from funcgrad.numpy.ufuncs import multiply, subtract
 from funcgrad.primitives import dot as dt
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._sharding_rules import spec_of
 
 __all__ = [
     "cross",
@@ -73,6 +75,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     (5, 2)
     """
     precision = dt.canonicalize_precision(precision, "matmul")
+    types = (aval(asarray(a)), aval(asarray(b)))  # (the operands' own types, for JAX's error words)
     a, b = promote_args(asarray(a), asarray(b))
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
@@ -89,28 +92,61 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
         ca = 0 if a_vec else a.ndim - 1
         cb = 0 if b_vec else b.ndim - 2
         return _dot_general(a, b, ((ca,), (cb,)), ((), ()), preferred_element_type, precision)
-    if a_vec:
-        a = reshape(a, (1, a.shape[0]))
-    if b_vec:
-        b = reshape(b, (b.shape[0], 1))
-    if a.shape[-1] != b.shape[-2]:
-        raise _contraction_mismatch("matmul", (a.shape[-1],), (b.shape[-2],))
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    nb = len(batch)
-    if b.ndim == 2:
-        out = _dot_general(a, b, ((a.ndim - 1,), (0,)), ((), ()), preferred_element_type, precision)
-    else:
-        a = broadcast_to(a, (*batch, *a.shape[-2:]))
-        b = broadcast_to(b, (*batch, *b.shape[-2:]))
-        dims = tuple(range(nb))
-        out = _dot_general(a, b, ((nb + 1,), (nb,)), (dims, dims), preferred_element_type, precision)
-    if a_vec and b_vec:
-        return reshape(out, out.shape[:-2])
-    if a_vec:
-        return reshape(out, (*out.shape[:-2], out.shape[-1]))
-    if b_vec:
-        return reshape(out, out.shape[:-1])
-    return out
+    return _batched_matmul(a, b, preferred_element_type, precision, types)
+
+
+def _batched_matmul(a, b, preferred_element_type, precision, types):
+    """JAX's ``jnp.matmul`` past the plain cases, equation for equation: no operand is broadcast;
+    a batch axis of size 1 in both operands is squeezed from both (and put back in the result), one
+    of size 1 in one operand only is squeezed from it (the other's axis becomes a free dimension of
+    the product), equal ones are the ``dot_general``'s batch dimensions, and a ``transpose`` puts
+    the product's axes in NumPy's order. Besides JAX's jaxprs, it keeps unit batch axes (``vmap``
+    of ``x[None] @ ...``, per-example gradients) out of the product: XLA's CPU compiler lays a
+    product over one out with that axis moved and copies it back to row-major, which also keeps
+    the product out of its consumers' fusion (attention's softmax gradient)."""
+    a_mat, b_mat = a.ndim > 1, b.ndim > 1
+    a_lead = tuple(a.shape[:-2]) if a_mat else ()
+    b_lead = tuple(b.shape[:-2]) if b_mat else ()
+    nb = max(len(a_lead), len(b_lead))
+    a_dims = (None,) * (nb - len(a_lead)) + a_lead  # (None: no such axis, NumPy's broadcasting)
+    b_dims = (None,) * (nb - len(b_lead)) + b_lead
+    a_specs = ((),) * (nb - len(a_lead)) + (spec_of(aval(a))[:-2] if a_mat else ())
+    b_specs = ((),) * (nb - len(b_lead)) + (spec_of(aval(b))[:-2] if b_mat else ())
+    a_squeeze, b_squeeze, both_squeeze, a_batch, b_batch = [], [], [], [], []
+    idx_batch, idx_a, idx_b = [], [], []  # result positions of dot_general's batch/lhs/rhs axes
+    for i, (da, db, sa, sb) in enumerate(zip(a_dims, b_dims, a_specs, b_specs)):
+        if da is None:
+            idx_b.append(i)
+        elif db is None:
+            idx_a.append(i)
+        elif da == 1 and db == 1 and not sa and not sb:
+            a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+            b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+            both_squeeze.append(i)
+        elif da == 1 and not sa:
+            idx_b.append(i)
+            a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+        elif db == 1 and not sb:
+            idx_a.append(i)
+            b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+        elif da == db and sa == sb:
+            a_batch.append(len(idx_batch) + len(idx_a))
+            b_batch.append(len(idx_batch) + len(idx_b))
+            idx_batch.append(i)
+        else:  # (JAX's type and words)
+            raise ValueError(f"Incompatible types for matmul arguments: {types[0]} and {types[1]}")
+    if a_mat:
+        idx_a.append(nb)
+    if b_mat:
+        idx_b.append(nb + a_mat)
+    perm = tuple(int(i) for i in np.argsort(np.asarray(idx_batch + idx_a + idx_b, dtype=np.int64)))
+    a, b = st.squeeze(a, a_squeeze), st.squeeze(b, b_squeeze)
+    if a.shape[-1] != b.shape[b.ndim - 1 - b_mat]:
+        raise _contraction_mismatch("matmul", (a.shape[-1],), (b.shape[b.ndim - 1 - b_mat],))
+    contract = ((a.ndim - 1,), (b.ndim - 1 - b_mat,))
+    out = _dot_general(a, b, contract, (tuple(a_batch), tuple(b_batch)), preferred_element_type, precision)
+    out = st.transpose(out, perm)
+    return st.expand_dims(out, tuple(both_squeeze)) if both_squeeze else out
 
 
 def _contraction_mismatch(name, lhs, rhs) -> TypeError:

@@ -1,6 +1,6 @@
 """``einsum(..., _dot_general=f)``, JAX's keyword that flax's attention and einsum layers pass: each
 pairwise contraction calls ``f`` (eagerly and under jit) with JAX's arguments, and the result is
-jax's."""
+jax's; ``matmul``'s batch axes lowered as JAX's (squeezed unit axes, no broadcast operands)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,50 @@ def test_einsum_preferred_element_type_as_jax(case):
     want = jax.numpy.einsum(spec, *operands, preferred_element_type=pet)
     assert got.dtype == want.dtype and got.weak_type == want.weak_type
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+_MATMUL_SHAPES = [  # (a, b): unit batch axes in both, in one, broadcast ranks, vectors
+    ((1, 4, 5, 3), (1, 4, 3, 2)),
+    ((3, 1, 5, 6), (2, 6, 7)),
+    ((2, 5, 6), (1, 6, 7)),
+    ((1, 5, 6), (4, 1, 6, 7)),
+    ((2, 3, 5, 6), (3, 6, 7)),
+    ((6,), (2, 1, 6, 7)),
+    ((2, 1, 5, 6), (6,)),
+]
+
+
+@pytest.mark.parametrize("shapes", _MATMUL_SHAPES, ids=str)
+def test_matmul_batch_axes_as_jax(shapes):
+    # jax.numpy.matmul squeezes size-1 batch axes and broadcasts no operand: the same equations
+    # (make_jaxpr) and values
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    ours, theirs = fnp.matmul(a, b), jax.numpy.matmul(a, b)
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    eqns = [e.primitive.name for e in funcgrad.make_jaxpr(fnp.matmul)(a, b).jaxpr.eqns]
+    assert eqns == [e.primitive.name for e in jax.make_jaxpr(jax.numpy.matmul)(a, b).jaxpr.eqns]
+
+
+def test_matmul_per_example_gradients_as_jax():
+    # vmap(grad) of a loss through x[None] @ w (a unit batch axis in both operands), jitted
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(2)
+    x, w = (
+        rng.standard_normal((3, 4, 5, 6)).astype(np.float32),
+        rng.standard_normal((1, 4, 6, 2)).astype(np.float32),
+    )
+
+    def per_example(lib, m):
+        loss = lambda w, xi: m.sum(m.tanh(m.matmul(xi[None], w)))  # noqa: E731
+        return lib.vmap(lib.grad(loss), in_axes=(None, 0))(w, x)
+
+    ours = funcgrad.jit(lambda: per_example(funcgrad, fnp))()
+    np.testing.assert_allclose(ours, per_example(jax, jax.numpy), rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_incompatible_batch_axes_as_jax():
+    with pytest.raises(ValueError, match=r"^Incompatible types for matmul arguments: float32\[2,3,4\] and "):
+        fnp.matmul(np.ones((2, 3, 4), np.float32), np.ones((3, 4, 5), np.float32))
