@@ -304,6 +304,32 @@ def naryop(
     return p
 
 
+def no_derivative(primitive: Primitive, why: str = "") -> None:
+    """Give ``primitive`` JAX's answer for a primitive without a differentiation rule: a nonzero
+    tangent raises ``NotImplementedError`` in JAX's words (``why``, funcgrad's reason, after them);
+    symbolic-zero tangents pass, since JAX never calls a rule for them. Not ``defjvp_zero``: the
+    derivative is refused, not zero (``zeta``, ``nextafter``, ``pmax``, the decompositions JAX does
+    not differentiate).
+
+    >>> from funcgrad.primitives import special
+    >>> import funcgrad
+    >>> funcgrad.grad(lambda x: special.zeta_p.bind(x, 2.0))(3.0)
+    Traceback (most recent call last):
+    NotImplementedError: Differentiation rule for 'zeta' not implemented...
+    """
+
+    def jvp(primals, tangents, **params):
+        if any(type(t) is not Zero for t in tangents):
+            reason = f": {why}" if why else ""
+            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented{reason}")
+        out = primitive.bind(*primals, **params)
+        if primitive.multiple_results:
+            return out, [Zero.from_primal_value(o) for o in out]
+        return out, Zero.from_primal_value(out)
+
+    primitive.def_jvp(jvp)
+
+
 def unbroadcast(ct, aval: ShapedArray):
     """A cotangent of an n-ary elementwise primitive's result summed down to one operand's
     ``aval``: over every dimension a 0-d operand broadcast to, or over the size-1 dimensions the

@@ -34,10 +34,10 @@ import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, front_batch, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, front_batch, no_derivative, to_front
 
 from funcgrad.kernel import batching
-from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, linear_taylor
+from funcgrad.kernel.ad import defjvp_zero, deflinear, linear_taylor
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.hooks import hooks
@@ -191,24 +191,11 @@ def _undifferentiated(name, reduce):
     return lambda x, axes: rule(axes[0])(x)
 
 
-def _extremum_jvp(primitive):
-    # JAX defines no derivative of pmax/pmin (its JVP trace raises this NotImplementedError), under
-    # vmap too (_undifferentiated). A symbolic-zero tangent passes: JAX never calls a rule then.
-    def jvp(primals, tangents, **params):
-        (x,), (t,) = primals, tangents
-        if type(t) is not Zero:
-            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented")
-        ans = primitive.bind(x, **params)
-        return ans, Zero.from_primal_value(ans)
-
-    return jvp
-
-
 pmax_p = Primitive("pmax")
 pmax_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 pmax_p.def_impl(_unbound_impl("pmax"))
 pmax_p.def_abstract_eval(_same_aval("pmax"))
-pmax_p.def_jvp(_extremum_jvp(pmax_p))
+no_derivative(pmax_p)  # (JAX defines none, under vmap too: _undifferentiated)
 pmax_p.def_batch(_elementwise_batch(pmax_p))
 pmax_p.def_traits(
     collective_batch=_reduce_axis_rule(pmax_p, _undifferentiated("pmax", red.reduce_max), lambda x, n: x)
@@ -218,7 +205,7 @@ pmin_p = Primitive("pmin")
 pmin_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 pmin_p.def_impl(_unbound_impl("pmin"))
 pmin_p.def_abstract_eval(_same_aval("pmin"))
-pmin_p.def_jvp(_extremum_jvp(pmin_p))
+no_derivative(pmin_p)
 pmin_p.def_batch(_elementwise_batch(pmin_p))
 pmin_p.def_traits(
     collective_batch=_reduce_axis_rule(pmin_p, _undifferentiated("pmin", red.reduce_min), lambda x, n: x)

@@ -16,7 +16,14 @@ refused (JAX's ``lax.zeta`` has none; ``funcgrad.scipy.special.zeta`` has one, f
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives._rules import JET_OF_SPECIAL_FUNCTION, aval_of, naryop, scalar_like, unop
+from funcgrad.primitives._rules import (
+    JET_OF_SPECIAL_FUNCTION,
+    aval_of,
+    naryop,
+    no_derivative,
+    scalar_like,
+    unop,
+)
 from funcgrad.primitives.elementwise import abs_, add, div, lt_p, mul, select, sign, sub
 
 from funcgrad.kernel import dtypes as _dt
@@ -37,12 +44,6 @@ def _scipy(name):
     return impl
 
 
-def _zeta_no_derivative(t, x, q):
-    # JAX's zeta_p has no differentiation rule, in either argument (jax.scipy.special.zeta is a
-    # custom_jvp whose derivative comes from a series: funcgrad.scipy.special.zeta, the same)
-    raise NotImplementedError("Differentiation rule for 'zeta' not implemented")
-
-
 def _zeta_impl(x, q):
     """SciPy's Hurwitz zeta with XLA's answers where q is a non-positive integer (the poles: inf
     where x is 1 or an even integer, NaN elsewhere; SciPy gives NaN, or inf for x > 1), q is inf,
@@ -59,14 +60,10 @@ def _zeta_impl(x, q):
     return np.asarray(out).astype(np.result_type(x, q))
 
 
-zeta_p = naryop(
-    "zeta",
-    _zeta_impl,
-    _zeta_no_derivative,
-    _zeta_no_derivative,
-    accepted=_dt.is_float,
-    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
-)
+zeta_p = naryop("zeta", _zeta_impl, accepted=_dt.is_float, taylor_from_jvp=JET_OF_SPECIAL_FUNCTION)
+# JAX's zeta_p has no differentiation rule, in either argument (jax.scipy.special.zeta is a
+# custom_jvp whose derivative comes from a series: funcgrad.scipy.special.zeta, the same)
+no_derivative(zeta_p)
 
 
 bessel_i0e_p = unop(
@@ -99,3 +96,5 @@ bessel_i1e_p = unop(
     may_produce_nan=True,
     sparse="zero_preserving",
 )
+# (float16 eagerly as XLA computes it, JAX's bits: NumPy's float32 SciPy value rounded once differs)
+bessel_i1e_p.def_traits(half_floats_compiled=True)

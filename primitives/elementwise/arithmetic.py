@@ -25,6 +25,7 @@ from funcgrad.primitives._rules import (
     elementwise_batch,
     naryop,
     naryop_abstract_eval,
+    no_derivative,
     scalar_like,
     to_front,
     unbroadcast,
@@ -474,18 +475,7 @@ min_p = _minmax("min", np.minimum)
 nextafter_p = naryop(
     "nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False, kept_when_dead=True
 )
-
-
-def _nextafter_jvp(primals, tangents):
-    # JAX defines no derivative of nextafter: a nonzero tangent raises its NotImplementedError (the
-    # fuzzer: funcgrad gave zeros); a symbolic-zero tangent passes, JAX never calling a rule then.
-    if any(type(t) is not Zero for t in tangents):
-        raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
-    out = nextafter_p.bind(*primals)
-    return out, Zero.from_primal_value(out)
-
-
-nextafter_p.def_jvp(_nextafter_jvp)
+no_derivative(nextafter_p)  # (JAX defines none: a nonzero tangent raises; the fuzzer: funcgrad gave zeros)
 and_p = naryop("and", np.bitwise_and, accepted=_integer_or_bool, differentiable=False)
 or_p = naryop("or", np.bitwise_or, accepted=_integer_or_bool, differentiable=False)
 xor_p = naryop("xor", np.bitwise_xor, accepted=_integer_or_bool, differentiable=False)
