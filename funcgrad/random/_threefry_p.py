@@ -2,14 +2,15 @@
 ``jax.extend.random.threefry2x32_p``), for PRNG implementations written against JAX's extension API.
 
 Layer: surface. Imports the kernel (``Primitive``, avals, ``ShapedArray``), funcgrad.random._cipher
-(the hash, written with add/xor/shift primitives), funcgrad.interpreters.mlir (``lower_fun``) and
-funcgrad.numpy (``broadcast_to``).
+(the hash, written with add/xor/shift primitives), funcgrad.interpreters.mlir (``lower_fun``),
+funcgrad.numpy (``broadcast_to``) and the catalog's shape rule of elementwise operands
+(``primitives._rules.broadcast_operand_shapes``).
 
-``threefry2x32_p.bind(k0, k1, x0, x1)`` takes four ``uint32`` arrays of one rank (the two key
-words and the two count words, broadcast along size-1 axes) and returns the two hashed words.
-funcgrad's own samplers call the hash directly (NOTE: [rolled threefry rounds]: XLA fuses its
-rounds into the consumer of the bits); the primitive gives the same words, eagerly, under ``jit``
-(lowered from the same function) and under ``vmap`` (elementwise).
+``threefry2x32_p.bind(k0, k1, x0, x1)`` takes four ``uint32`` arrays (the two key words and
+the two count words, broadcast as an elementwise primitive's operands: 0-d or along size-1 axes)
+and returns the two hashed words. funcgrad's own samplers call the hash directly (NOTE: [rolled
+threefry rounds]: XLA fuses its rounds into the consumer of the bits); the primitive gives the same
+words, eagerly, under ``jit`` (lowered from the same function) and under ``vmap`` (elementwise).
 
 >>> import numpy as np
 >>> u = lambda v: np.asarray(v, np.uint32)
@@ -25,6 +26,7 @@ import funcgrad.numpy as fnp
 from funcgrad.interpreters import batching, mlir
 from funcgrad.kernel import core
 from funcgrad.kernel.ir import ShapedArray
+from funcgrad.primitives._rules import broadcast_operand_shapes
 from funcgrad.random._cipher import _threefry2x32
 
 __all__ = ["threefry2x32_p"]
@@ -35,25 +37,12 @@ threefry2x32_p = core.Primitive("threefry2x32", multiple_results=True)
 
 
 def _shape(avals) -> tuple[int, ...]:
-    """JAX's rule for the primitive: ``uint32`` operands of one rank, broadcast along size-1 axes."""
+    """JAX's rule for the primitive: ``uint32`` operands, shaped as an elementwise primitive's (JAX
+    calls its ``broadcasting_shape_rule``: 0-d operands broadcast, the others share one rank and
+    broadcast along size-1 axes)."""
     if any(a.dtype != _U32 for a in avals):
         raise TypeError(f"Arguments to threefry2x32 must have uint32 type, got {tuple(avals)}")
-    shapes = [tuple(a.shape) for a in avals]
-    if len({len(s) for s in shapes}) != 1:
-        raise TypeError(
-            "threefry2x32: arrays must have same number of dimensions, got "
-            + ", ".join(map(str, shapes))
-            + "."
-        )
-    out = []
-    for sizes in zip(*shapes):
-        big = {d for d in sizes if d != 1}
-        if len(big) > 1:
-            raise TypeError(
-                f"threefry2x32 got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}."
-            )
-        out.append(big.pop() if big else 1)
-    return tuple(out)
+    return broadcast_operand_shapes("threefry2x32", avals)
 
 
 def _abstract_eval(*avals):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -143,8 +145,19 @@ def test_threefry2x32_p_as_jax():
         want = jax.vmap(jp.bind, in_axes=axes)(*args)
         for got, w in zip(funcgrad.vmap(fer.threefry2x32_p.bind, in_axes=axes)(*args), want):
             np.testing.assert_array_equal(got, np.asarray(w))
+    # a 0-d operand broadcasts, as JAX's shape rule says (jax.eval_shape; its eager hash then fails)
+    s = [a[0][0, 0], a[1][0], a[2][0], a[3][0]]
+    assert [w.shape for w in jax.eval_shape(jp.bind, *s)] == [(4,), (4,)]
+    want = jp.bind(np.broadcast_to(s[0], (4,)), *s[1:])
+    for f in (fer.threefry2x32_p.bind, funcgrad.jit(fer.threefry2x32_p.bind)):
+        for got, w in zip(f(*s), want):
+            np.testing.assert_array_equal(got, np.asarray(w))
     for bad, words in (
         ((a[0], a[1], a[2], a[3][:2]), "incompatible shapes for broadcasting"),
+        (
+            (a[0][0], a[1], a[2], a[3]),
+            re.escape("threefry2x32: arrays must have the same number of dimensions, got {1, 2}"),
+        ),
         ((a[0].astype(np.int32), a[1], a[2], a[3]), "must have uint32 type"),
     ):
         for f in (fer.threefry2x32_p.bind, jp.bind):
