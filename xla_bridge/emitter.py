@@ -209,6 +209,13 @@ class FunctionBuilder:
         # 133.6 MB), about 2k more page faults. So ``broadcast`` emits each distinct broadcast
         # once per body, keyed by its text, as ``const`` does constants; a region has its own
         # builder and so its own table (a value defined inside it does not dominate code after).
+        # A half-precision division's divisor is the exception (``shared=False``): XLA rewrites
+        # ``a / broadcast(b)`` into ``a * broadcast(1 / b)`` only where that broadcast is the
+        # division's own (as in jax's program, which broadcasts per use), and the two round
+        # differently: with a shared one softmax's gradient under jit was up to 15 float16 ulps
+        # from jax's (the program fuzzer's leftover). In float32 and float64 the divisor stays
+        # shared, which keeps most of the 8.4 MB above (per-use divisors: 133.6 MB, jax's): the
+        # last bit of about a quarter of softmax's jitted gradient differs from jax's there.
         self._broadcasts: dict[str, str] = {}
         self.broadcast_names: set[str] = set()  # (the names those broadcasts were emitted as)
         # NOTE: [a broadcast last in a cotangent sum] (xla_bridge/rules/_cotangent_sums.py): the
@@ -320,10 +327,10 @@ class FunctionBuilder:
 
     # -- common ops --------------------------------------------------------------------------
 
-    def broadcast(self, x: str, aval, shape, dims=None) -> str:
+    def broadcast(self, x: str, aval, shape, dims=None, shared: bool = True) -> str:
         """``broadcast_in_dim`` of ``x`` (of ``aval``) to ``shape``; trailing-dims by default;
         emitted once per value, shape and dimensions in this body (NOTE: [one broadcast per
-        operand])."""
+        operand]), or once per call where not ``shared`` (a divisor's)."""
         shape = tuple(shape)
         if tuple(aval.shape) == shape and dims is None:
             return x
@@ -333,9 +340,11 @@ class FunctionBuilder:
             f"stablehlo.broadcast_in_dim {x}, dims = {ints(dims)} : "
             f"({aval_type(aval)}) -> {tensor_type(shape, aval.dtype)}"
         )
-        name = self._broadcasts.get(op)
+        name = self._broadcasts.get(op) if shared else None
         if name is None:
-            name = self._broadcasts[op] = self.emit(op)
+            name = self.emit(op)
+            if shared:
+                self._broadcasts[op] = name
             self.broadcast_names.add(name)
         return name
 
@@ -501,12 +510,15 @@ class LoweringContext:
     def aval_out(self):
         return self.avals_out[0]
 
-    def operands(self, args: Sequence[str], shape=None) -> list[str]:
-        """Operands broadcast to ``shape`` (default: the output's): scalars become arrays."""
+    def operands(self, args: Sequence[str], shape=None, shared=(True, True)) -> list[str]:
+        """Operands broadcast to ``shape`` (default: the output's): scalars become arrays
+        (``shared[i]``: operand i's broadcast is deduplicated, NOTE: [one broadcast per operand])."""
         shape = self.avals_out[0].shape if shape is None else tuple(shape)
         return [
-            self.fb.broadcast(a, av, shape) if tuple(av.shape) != shape else a
-            for a, av in zip(args, self.avals_in)
+            self.fb.broadcast(a, av, shape, shared=i >= len(shared) or shared[i])
+            if tuple(av.shape) != shape
+            else a
+            for i, (a, av) in enumerate(zip(args, self.avals_in))
         ]
 
 

@@ -266,10 +266,14 @@ def _integer_division_rule(op: str, by_zero):
     # Integer divisions divide by a divisor with its zeros replaced by 1, then put XLA's
     # by-zero answer back: the same values, and nothing left for the folder to trap on.
     def rule(ctx, x, y):
-        a, b = ctx.operands([x, y])
         fb, out = ctx.fb, ctx.avals_out[0]
-        if out.dtype.kind not in "iu":
+        if (
+            out.dtype.kind not in "iu"
+        ):  # (a half divisor broadcast per use: NOTE: [one broadcast per operand])
+            own = op == "stablehlo.divide" and out.dtype in _fdt.HALF_FLOATS
+            a, b = ctx.operands([x, y], shared=(True, not own))
             return fb.binary(op, a, b, out)
+        a, b = ctx.operands([x, y])
         is_zero = fb.compare("EQ", b, fb.const(0, out.dtype, out.shape), out.dtype, out.shape)
         safe = fb.select(is_zero, fb.const(1, out.dtype, out.shape), b, out.shape, out)
         quotient = fb.binary(op, a, safe, out)
