@@ -96,5 +96,7 @@ bessel_i1e_p = unop(
     may_produce_nan=True,
     sparse="zero_preserving",
 )
-# (float16 eagerly as XLA computes it, JAX's bits: NumPy's float32 SciPy value rounded once differs)
-bessel_i1e_p.def_traits(half_floats_compiled=True)
+# (float16/bfloat16 eagerly as XLA computes them, JAX's bits: NumPy's float32 SciPy value rounded
+# once differs; the lax-parameter fuzzer's half-precision sweep)
+for _p in (bessel_i1e_p, zeta_p):
+    _p.def_traits(half_floats_compiled=True)

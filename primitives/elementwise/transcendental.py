@@ -528,5 +528,7 @@ pow_p.def_taylor(_pow_rule)
 
 # float16/bfloat16 eagerly as XLA computes them (JAX's bits): these expand into several rounded
 # steps of the half type there (exp2 and expm1 too), which NumPy's one rounding does not give
-for _p in (exp2_p, expm1_p, rsqrt_p, asin_p, acos_p, asinh_p, acosh_p, atanh_p, logistic_p, lgamma_p):
+# (exp, erfc, digamma and pow of bfloat16/float16: the lax-parameter fuzzer's half-precision sweep)
+for _p in (exp_p, exp2_p, expm1_p, rsqrt_p, asin_p, acos_p, asinh_p, acosh_p, atanh_p, logistic_p, lgamma_p,
+           erfc_p, digamma_p, pow_p, atan_p):  # fmt: skip
     _p.def_traits(half_floats_compiled=True)
