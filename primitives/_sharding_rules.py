@@ -398,29 +398,35 @@ def _k(sizes, names) -> int:
     return math.prod(sizes[n] for n in names)
 
 
+def cut_spec(x: ShapedArray, out_shape, what: str) -> tuple:
+    """The spec of ``x`` cut to ``out_shape`` (``slice``, ``dynamic_slice``, ``pad``, a window's
+    result, a piece of ``lax.split``): a dimension keeps its axes when its new size still splits
+    evenly over them; otherwise JAX has no answer and says so, in its words (JAX's one helper for
+    all of them, ``_get_sharding_for_varying_out_shape``), with the way out after them.
+
+    >>> cut_spec(ShapedArray((4, 2), "float32"), (3, 2), "slicing")
+    ((), ())
+    """
+    spec, sizes = spec_of(x), _mesh_shape([x])
+    new = []
+    for d, (n_in, n_out, names) in enumerate(zip(x.shape, out_shape, spec)):
+        if n_in == n_out or not names:
+            new.append(names if n_in == n_out else ())
+        elif n_out % _k(sizes, names) == 0:
+            new.append(names)
+        else:
+            raise ShardingTypeError(
+                f"{what} on sharded dims where out dim ({n_out}) is not divisible by mesh axes "
+                f"({_k(sizes, names)}) with spec ({names[0] if len(names) == 1 else names}) is not "
+                f"implemented. Got input type={x.str_short()} and output shape={tuple(out_shape)}. "
+                f"Reshard the operand so that dimension {d} is whole first (funcgrad.sharding.reshard)."
+            )
+    return tuple(new)
+
+
 def _cut(what: str):
-    """``slice``/``dynamic_slice``/``pad``: a dimension keeps its sharding when its new size still
-    splits evenly over its axes (JAX's rule); otherwise JAX has no answer and says so."""
-
-    def rule(avals_in, avals_out, **params):
-        x, out = avals_in[0], avals_out[0]
-        spec, sizes = spec_of(x), _mesh_shape(avals_in)
-        new = []
-        for d, (n_in, n_out, names) in enumerate(zip(x.shape, out.shape, spec)):
-            if n_in == n_out or not names:
-                new.append(names if n_in == n_out else ())
-            elif n_out % _k(sizes, names) == 0:
-                new.append(names)
-            else:
-                raise ShardingTypeError(
-                    f"{what} on sharded dims where out dim ({n_out}) is not divisible by mesh axes "
-                    f"({_k(sizes, names)}) with spec ({','.join(names)}) is not implemented. Got input type="
-                    f"{x.str_short()} and output shape {out.shape}. Reshard the operand so that dimension "
-                    f"{d} is whole first (funcgrad.sharding.reshard)."
-                )
-        return [tuple(new)]
-
-    return rule
+    """The sharding rule of a primitive whose result is its operand cut (``cut_spec``)."""
+    return lambda avals_in, avals_out, **params: [cut_spec(avals_in[0], avals_out[0].shape, what)]
 
 
 _ALONG = {

@@ -28,7 +28,7 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import ShardingTypeError, spec_of
+from funcgrad.primitives._sharding_rules import cut_spec
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 
 __all__ = [
@@ -276,24 +276,10 @@ def split(operand, sizes, axis: int = 0):
             f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
             f"{list(operand.shape)}"
         )
-    spec = spec_of(aval(operand))
-    if spec[axis]:  # (JAX's rule: each piece must still split evenly over the dimension's axes)
-        k = int(np.prod([_mesh_size(aval(operand), n) for n in spec[axis]]))
-        for n in sizes:
-            if n != operand.shape[axis] and n % k:
-                names = spec[axis][0] if len(spec[axis]) == 1 else spec[axis]
-                out_shape = tuple(n if d == axis else m for d, m in enumerate(operand.shape))
-                raise ShardingTypeError(
-                    f"split on sharded dims where out dim ({n}) is not divisible by mesh axes ({k}) with "
-                    f"spec ({names}) is not implemented. Got input type={aval(operand).str_short()} and "
-                    f"output shape={out_shape}"
-                )
+    for n in sizes:  # (JAX's rule: each piece must still split evenly over the dimension's axes)
+        cut_spec(aval(operand), (*operand.shape[:axis], n, *operand.shape[axis + 1 :]), "split")
     starts = np.cumsum([0, *sizes])
     return [st.slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts[:-1], starts[1:])]
-
-
-def _mesh_size(a, name) -> int:
-    return dict(zip(a.sharding.mesh.axis_names, a.sharding.mesh.axis_sizes))[name]
 
 
 def scatter_apply(

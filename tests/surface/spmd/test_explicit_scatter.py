@@ -234,6 +234,10 @@ def test_operations_needing_whole_dimensions_refuse_in_jax_words(meshes):
             lambda: np_.tile(x, (1, 2)),
             lambda: np_.unstack(x, axis=1),
             lambda: lib.lax.split(x, (1, 7), axis=1),
+            lambda: lib.lax.split(put(np.ones((4, 8), np.float32), None, ("x", "y")), (2, 6), axis=1),
+            lambda: lib.lax.slice(x, (0, 0), (3, 8)),
+            lambda: lib.lax.slice(put(np.ones((4, 8), np.float32), None, ("x", "y")), (0, 0), (4, 6)),
+            lambda: lib.lax.pad(x, np.float32(0), ((0, 0, 0), (0, 1, 0))),
             lambda: np_.cumsum(x),
             lambda: lib.lax.select(x > 0, x, put(np.ones((4, 8), np.float32), "y", "x")),
         ]
