@@ -441,6 +441,8 @@ def concrete_mesh(am: AbstractMesh | None = None, where: str = "sharding") -> Me
         am = _context.abstract[-1] if _context.abstract else None
     if mesh is None or am is None or am.empty or mesh.abstract_mesh == am:
         return mesh
+    if am.manual_axes and (am.axis_names, am.axis_sizes) == (mesh.axis_names, mesh.axis_sizes):
+        return mesh  # (a shard_map body's: the same mesh, its manual axes typed Manual)
     if am.size != mesh.size:
         raise ValueError(
             f"{where}: the abstract mesh {am!r} has {am.size} devices but the mesh in scope {mesh!r} has "

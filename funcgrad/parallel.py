@@ -38,7 +38,15 @@ from funcgrad import _shard_map_eager as _eager
 from funcgrad import _sharding_types, xla_bridge
 from funcgrad._api_util import flatten_outputs
 from funcgrad._sharding_types import type_sharding
-from funcgrad._shardings import AbstractMesh, DuplicateSpecError, Mesh, NamedSharding, PartitionSpec, get_mesh
+from funcgrad._shardings import (
+    AbstractMesh,
+    AxisType,
+    DuplicateSpecError,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    get_mesh,
+)
 from funcgrad._vma import (
     _eager_logical_transpose,
     _logical_transpose,
@@ -51,6 +59,7 @@ from funcgrad._vma import (
 )
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
@@ -375,7 +384,15 @@ def shard_map(
             norm_in.append(spec)
             block = shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
             _check_duplicates(s, spec, m)
-            blocks.append(_typed_block(block, aval, manual))
+            block = _typed_block(block, aval, manual)
+            if check:
+                # (NOTE: [varying axes in staged types]: the axes its spec splits it over, and
+                # those an enclosing body's value varies along)
+                outer = frozenset(aval.mat.varying) & _bodies.manual
+                seed = frozenset(n for dim in spec for n in dim) | outer
+                if seed and type(block) is core.ShapedArray:
+                    block = block.with_manual_axis_type(ir.ManualAxisType(varying=seed))
+            blocks.append(block)
 
         def rebuild(dyn_leaves):
             full = list(flat)
@@ -395,7 +412,7 @@ def shard_map(
             convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
             with (
                 ad.transpose_convention(convention),
-                _inside_body((trace, seeds, m, manual) if check else None, manual),
+                _inside_body((trace, seeds, m, manual) if check else None, manual, m),
             ):
                 out = f(*rebuild(leaves))
             out_leaves, out_tree = flatten_outputs(out, where)
@@ -445,7 +462,7 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
         frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))
-        with frames, ad.transpose_convention(convention), _inside_body(manual=manual):
+        with frames, ad.transpose_convention(convention), _inside_body(manual=manual, mesh=mesh):
             out = f(*rebuild(ins))
         out_leaves, out_tree = flatten_outputs(out, where)
         pairs = [trace.stacked(o) for o in out_leaves]
@@ -609,21 +626,70 @@ class _inside_body:
     checked staged body also gives its ``(trace, seeds, mesh, manual)``, so ``typeof`` of its
     values shows the manual axes they vary along (``staged_manual_aval``)."""
 
-    def __init__(self, frame=None, manual=()):
+    def __init__(self, frame=None, manual=(), mesh=None):
         self.frame = frame
         self.manual = frozenset(manual)
+        self.mesh = mesh
 
     def __enter__(self):
         _bodies.depth += 1
         self.outer, _bodies.manual = _bodies.manual, _bodies.manual | self.manual
         if self.frame is not None:
             _staged_frames.stack = (*getattr(_staged_frames, "stack", ()), self.frame)
+            _vma_typing.count += 1
+            hooks.apply_vma = _apply_vma
+        # As JAX's: inside the body the abstract mesh in scope is the shard_map's, its manual axes
+        # (these and the enclosing bodies') of type Manual (get_abstract_mesh().manual_axes)
+        self.scope = None
+        if self.mesh is not None:
+            am = self.mesh.abstract_mesh
+            manual = {n: AxisType.Manual for n in am.axis_names if n in _bodies.manual}
+            self.scope = am.update_axis_types(manual)
+            self.scope.__enter__()
 
     def __exit__(self, *exc):
+        if self.scope is not None:
+            self.scope.__exit__(*exc)
         _bodies.depth -= 1
         _bodies.manual = self.outer
         if self.frame is not None:
             _staged_frames.stack = _staged_frames.stack[:-1]
+            _vma_typing.count -= 1
+            if not _vma_typing.count:
+                hooks.apply_vma = None
+
+
+# NOTE: [varying axes in staged types]
+# As JAX's types, a value of a checked shard_map body being staged carries the manual axes it
+# varies along in its ShapedArray (``typeof(x).vma``, ``x.aval.mat.varying``): the body's inputs
+# vary along the axes their in_specs name (and those the arguments of a nested shard_map vary
+# along), and while such a body is staged every staged equation's results are typed by
+# ``eqn_varying`` (the rule of ``check_vma``'s dataflow pass, funcgrad/_vma.py) through
+# ``hooks.apply_vma`` -- in the jaxprs a ``jit``, ``cond`` or ``scan`` inside traces too, whose
+# inputs are typed as their arguments. The axes are not part of type equality (a carry's type
+# check, caches): JAX's "pvary" refusals are not made from them.
+class _VmaTyping:
+    count = 0  # checked bodies being staged, in all threads (the hook is set while any is)
+
+
+_vma_typing = _VmaTyping()
+
+
+def _apply_vma(primitive, avals, out, params):
+    manual = _bodies.manual
+    if not manual or not getattr(_staged_frames, "stack", ()):
+        return out
+    vin = [getattr(a, "manual_axis_type", ir.ManualAxisType()).varying for a in avals]
+    many = primitive.multiple_results
+    outs = list(out) if many else [out]
+    varying = eqn_varying(primitive, params, vin, len(outs))
+    typed = []
+    for a, v in zip(outs, varying):
+        v = frozenset(v) & manual
+        if type(a) is core.ShapedArray and (v or not a.mat.empty) and a.mat.varying != v:
+            a = a.with_manual_axis_type(a.mat.update(varying=v))
+        typed.append(a)
+    return typed if many else typed[0]
 
 
 _staged_frames = threading.local()  # .stack: the checked shard_map bodies being staged, innermost last
@@ -637,6 +703,11 @@ def staged_manual_aval(x, aval):
     if not stack or not isinstance(x, core.Tracer):
         return None
     x = _unwrap(x)
+    typed = x.aval.mat.varying if isinstance(x, StagingTracer) else frozenset()
+    if typed:  # (NOTE: [varying axes in staged types]: also a value of a jit inside the body)
+        names = [str(n) for n in stack[-1][2].axis_names]
+        vma = {str(n) for n in typed}
+        return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
     for trace, seeds, mesh, _manual in reversed(stack):
         if isinstance(x, StagingTracer) and x._trace is trace:
             builder = trace.builder

@@ -72,6 +72,10 @@ class KernelHooks:
         # (buffer, ndim) -> the sharding of a device buffer's abstract value, or None.
         self.apply_sharding = None
         self.aval_sharding = None
+        # NOTE: [varying axes in staged types] (the surface's ``funcgrad.parallel``): while a
+        # checked shard_map body is staged, (primitive, avals_in, out, params) -> out typed with
+        # the manual axes each result varies along; None otherwise.
+        self.apply_vma = None
         # NOTE: [placement in context] (the surface's ``funcgrad._meshes``): () -> the mesh that
         # ``set_mesh`` set in this thread, or None; the entry itself is None while no thread has
         # one, so eager operations pay one attribute read for it.

@@ -158,7 +158,7 @@ class ShapedArray(_LowLevelType):
     'f32<host>[3]'
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space", "_mat")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=_DEVICE):
         # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
@@ -178,10 +178,18 @@ class ShapedArray(_LowLevelType):
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-    # JAX's record of how the value varies over a shard_map body's manual axes: empty here (an
-    # eager body's blocks have their own, ``_shard_map_eager.ManualAval``)
-    manual_axis_type = property(lambda self: _EMPTY_MAT)
+    # JAX's record of how the value varies over a shard_map body's manual axes (NOTE: [varying
+    # axes in staged types]): empty outside a checked body being staged (an eager body's blocks
+    # have their own, ``_shard_map_eager.ManualAval``). Not part of equality, as before it was.
+    manual_axis_type = property(lambda self: getattr(self, "_mat", _EMPTY_MAT))
     mat = property(lambda self: self.manual_axis_type)
+
+    def with_manual_axis_type(self, mat: ManualAxisType) -> ShapedArray:
+        """The same type, varying (unreduced, reduced) along the manual axes ``mat`` names."""
+        out = ShapedArray(self.shape, self.dtype, self.weak_type, self.sharding, self.memory_space)
+        if not mat.empty:
+            out._mat = mat
+        return out
 
     def str_short(self, short_dtypes: bool = True, mesh_axis_types: bool = False) -> str:
         """The type as jaxprs print it (``f32[3]``); with ``short_dtypes=False``, with the dtype's
@@ -198,13 +206,17 @@ class ShapedArray(_LowLevelType):
         # type keeps it (NOTE: [sharding in types]). The memory space is kept unless given.
         if sharding is None and (shape is None or tuple(shape) == self.shape):
             sharding = self.sharding
-        return ShapedArray(
+        out = ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             sharding,
             self.memory_space if memory_space is None else memory_space,
         )
+        mat = getattr(self, "_mat", None)
+        if mat is not None:
+            out._mat = mat
+        return out
 
     def strip_weak_type(self) -> ShapedArray:
         if not self.weak_type:

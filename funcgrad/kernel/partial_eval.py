@@ -86,10 +86,14 @@ from funcgrad.kernel.ir import (
 def typed_outputs(primitive, avals, out, params):
     """``out``, the abstract results of ``primitive`` on ``avals``, with their shardings on
     explicit mesh axes (NOTE: [sharding in types]): an explicitly sharded operand types the
-    results too. Every trace that types equations (staging, eager grad's recording) asks here."""
+    results too; inside a checked shard_map body, the manual axes they vary along (NOTE: [varying
+    axes in staged types]). Every trace that types equations (staging, eager grad's recording)
+    asks here."""
     if hooks.apply_sharding is not None:
         if primitive.sharding_from_params or any(a.sharding is not None for a in avals):
-            return hooks.apply_sharding(primitive, avals, out, params)
+            out = hooks.apply_sharding(primitive, avals, out, params)
+    if hooks.apply_vma is not None:  # (only while a checked shard_map body is staged)
+        out = hooks.apply_vma(primitive, avals, out, params)
     return out
 
 
