@@ -33,7 +33,6 @@ from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import aval_of, checked_impl, to_front
 
-from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -293,20 +292,6 @@ def permutation_matrix(perm, dtype):
 
 # ----------------------------------------------------------------------------------------------
 # Batching and eager batch loops
-
-
-def no_derivative(primitive, why: str) -> None:
-    """A JVP that passes zero tangents and raises, naming the primitive, for any other (the
-    decompositions JAX does not differentiate either, NOTE: [spectral derivatives])."""
-
-    def jvp(primals, tangents, **params):
-        outs = primitive.bind(*primals, **params)
-        if any(type(t) is not Zero for t in tangents):
-            # (JAX's type and words, funcgrad's reason after them)
-            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented: {why}")
-        return outs, [Zero.from_primal_value(o) for o in outs]
-
-    primitive.def_jvp(jvp)
 
 
 # NOTE: [eager LAPACK as compiled]

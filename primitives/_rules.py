@@ -309,7 +309,7 @@ def no_derivative(primitive: Primitive, why: str = "") -> None:
     tangent raises ``NotImplementedError`` in JAX's words (``why``, funcgrad's reason, after them);
     symbolic-zero tangents pass, since JAX never calls a rule for them. Not ``defjvp_zero``: the
     derivative is refused, not zero (``zeta``, ``nextafter``, ``pmax``, the decompositions JAX does
-    not differentiate).
+    not differentiate either, NOTE: [spectral derivatives]).
 
     >>> from funcgrad.primitives import special
     >>> import funcgrad

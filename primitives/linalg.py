@@ -39,6 +39,7 @@ from funcgrad.primitives._rules import (
     aval_of,
     full_series,
     move_to_front,
+    no_derivative,
     series_add,
     series_total,
     size_extremum,
@@ -632,7 +633,7 @@ def _geqrf_impl(a):
 
 geqrf_p = mx.lapack_primitive("geqrf", _geqrf_impl, _geqrf_abstract_eval, multiple_results=True)
 geqrf_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-mx.no_derivative(geqrf_p, "its packed reflectors are not a smooth function of the input (as in JAX); use qr")
+no_derivative(geqrf_p, "its packed reflectors are not a smooth function of the input (as in JAX); use qr")
 
 
 def geqrf(a):
@@ -683,7 +684,7 @@ def _hp_impl(a, taus):
 
 householder_product_p = mx.lapack_primitive("householder_product", _hp_impl, _hp_abstract_eval)
 householder_product_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-mx.no_derivative(householder_product_p, "its reflectors' product is not differentiated (as in JAX); use qr")
+no_derivative(householder_product_p, "its reflectors' product is not differentiated (as in JAX); use qr")
 
 
 def householder_product(a, taus):

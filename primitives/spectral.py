@@ -29,7 +29,7 @@ from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of, size_extremum
+from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of, no_derivative, size_extremum
 from funcgrad.primitives.linalg import solve_square, sym_from_triangle
 
 from funcgrad.kernel.ad import Zero
@@ -471,7 +471,7 @@ def _schur_impl(a, *, compute_schur_vectors):
 
 schur_p = mx.lapack_primitive("schur", _schur_impl, _schur_abstract_eval, multiple_results=True)
 schur_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-mx.no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
+no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
 
 
 def schur(a, *, compute_schur_vectors: bool = True):
@@ -515,7 +515,7 @@ hessenberg_p = mx.lapack_primitive(
     "hessenberg", _hessenberg_impl, _hessenberg_abstract_eval, multiple_results=True
 )
 hessenberg_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-mx.no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
+no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 
 
 def hessenberg(a):
@@ -565,7 +565,7 @@ tridiagonal_p = mx.lapack_primitive(
     "tridiagonal", _tridiagonal_impl, _tridiagonal_abstract_eval, multiple_results=True
 )
 tridiagonal_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-mx.no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
+no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 
 
 def tridiagonal(a, *, lower: bool = True):
