@@ -50,7 +50,12 @@ Modules, one job each:
   numbers, conv_general_dilated's layouts/strides/padding/dilations/group counts, gather/scatter
   dimension numbers and modes, reduce_window, dynamic slices out of range, pad, sort, top_k,
   cumulative ops, bit and integer ops, special functions; parameters jax refuses run under
-  ``_err``, both sides raising the same type; long run only, ``FUNCGRAD_FUZZ_ONLY=laxp.``). The long
+  ``_err``, both sides raising the same type; long run only, ``FUNCGRAD_FUZZ_ONLY=laxp.``), with
+  ``ops_lax2``: session 17's draws for it (control flow with pytree carries, associative_scan,
+  reduce_precision's bits, convert_element_type between every pair of dtypes, lax.linalg with every
+  flag, lax.fft's types and lengths, ragged_dot, collectives under vmap, integer wraps, complex
+  branch cuts with signed zeros, nextafter and half-precision functions bit for bit;
+  ``FUNCGRAD_FUZZ_EAGER=1`` draws no jit at all, so funcgrad's eager interpreter computes). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

@@ -42,8 +42,11 @@ Long run only (as the other session tables).
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import strategies as st
 
+from _fuzz.ops_lax2 import DRAWS as _DRAWS2
 from _fuzz.ops_prog import _ok, _ProgOp, _wrap
 
 _FLOATS = ["float32", "float32", "float64", "float16", "bfloat16"]
@@ -366,7 +369,7 @@ def _sort(draw):
     if not stable:  # (an unstable sort orders ties as it likes: keys with ties only when one operand)
         nk = nops
     arg = ops_[0] if nops == 1 and draw(st.booleans()) else "(" + ", ".join(ops_) + ",)"
-    return f"_pack(T, np, lax.sort({arg}, dimension={dim}, is_stable={stable}, num_keys={nk}))"
+    return f"_one_dtype(T, np, lax.sort({arg}, dimension={dim}, is_stable={stable}, num_keys={nk}))"
 
 
 def _topk(draw):
@@ -375,7 +378,7 @@ def _topk(draw):
     k = draw(st.integers(0, shape[ax] + (1 if _wrong(draw) else 0)))
     dt = draw(st.sampled_from(_FLOATS + ["int32", "uint8"]))
     axis = "" if ax == -1 and draw(st.booleans()) else f", axis={ax}"
-    return f"_pack(T, np, lax.top_k({_m(shape, dt)}, {k}{axis}))"
+    return f"_one_dtype(T, np, lax.top_k({_m(shape, dt)}, {k}{axis}))"
 
 
 def _cumulative(draw):
@@ -554,7 +557,11 @@ def _special(draw):
 
 
 _DRAWS = [_dot_general, _conv, _gather, _scatter, _reduce_window, _dynamic, _pad, _sort, _topk, _cumulative,
-          _structural, _bits, _special]  # fmt: skip
+          _structural, _bits, _special, *_DRAWS2]  # fmt: skip
+
+# FUNCGRAD_FUZZ_EAGER=1: no jit anywhere in a case (nor in the outer stack: programs.cases), so
+# funcgrad's eager interpreter computes every step; its results must be jax's bits all the same
+EAGER = os.environ.get("FUNCGRAD_FUZZ_EAGER", "0") != "0"
 
 
 def _program(avals):
@@ -573,6 +580,8 @@ def _program(avals):
             for _ in range(draw(st.integers(0, 3))):
                 for _attempt2 in range(3):
                     g = _wrap(draw, f)
+                    if EAGER and "T.jit(" in g:
+                        continue
                     if _ok(f"{g}{call}", avals) is not None:
                         f = g
                         break

@@ -425,6 +425,9 @@ def _adam(T, np, g, p, X, steps=3, lr=0.1):
 from _fuzz.ops_shard import HELPERS as _SHARD_HELPERS  # noqa: E402
 
 HELPERS += _SHARD_HELPERS
+from _fuzz.ops_lax2 import HELPERS as _LAX_HELPERS  # noqa: E402  (ops_lax's bits and signs)
+
+HELPERS += _LAX_HELPERS
 
 # Both sides run in one mode: 64-bit types on, or JAX's default 32-bit mode (NOTE: [x64 mode] in
 # funcgrad/kernel/dtypes.py), where NumPy's 64-bit inputs enter both libraries as 32-bit values.
@@ -707,6 +710,8 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
     ``LONG_RUN_TRANSFORMS`` and vmap's axes of 1 (the CI budget's cases stay as they were)."""
     x64 = X64 if x64 is None else x64
     stack = draw(stacks(LONG_RUN_TRANSFORMS if long_run else TRANSFORMS))
+    if os.environ.get("FUNCGRAD_FUZZ_EAGER", "0") != "0":  # (ops_lax's eager pass: no jit)
+        stack = [k for k in stack if k != "jit"]
     kinds = [k for k in stack]
     differentiates = any(k in DERIVATIVES for k in kinds)
     weight = sum(_JACOBIAN_WEIGHT.get(k, 0) for k in kinds)
