@@ -118,6 +118,9 @@ def install() -> None:
 
     export_internal.install()
     _link("jax._src.export")
+    from . import stages_internal
+
+    stages_internal.install()
     # JAX's primitive harnesses: a large table, built only when a file imports it
     sys.meta_path.insert(0, _LazyShims())
     # Public names of JAX that funcgrad lacks but that test files use at import (decorators);

@@ -26,6 +26,7 @@ from absl.testing import parameterized
 import funcgrad
 import funcgrad.numpy as jnp
 from funcgrad import test_util as _fg_tu
+from funcgrad.kernel import monitoring as _monitoring
 from funcgrad.test_util import check_grads, check_jvp, check_vjp  # noqa: F401
 
 from . import _oracle_source
@@ -874,6 +875,35 @@ class JaxTestCase(parameterized.TestCase):
 
     def rng(self):
         return self._rng
+
+    def assertCacheMisses(self, func, *, cpp=None, aot_call=None, tracing=None, lowering=None,
+                          compilation_after_persistent_cache_miss=None):  # fmt: skip
+        """JAX's counts of cache misses while ``func`` runs, from funcgrad's monitoring events: a
+        jitted call that misses its caches traces (``cpp``, ``tracing``), a program is lowered
+        (``lowering``) and compiled (``aot_call``: a compiled call that compiles again, and
+        ``compilation_after_persistent_cache_miss``)."""
+        counts = {"trace": 0, "lower": 0, "compile": 0}
+        events = {
+            _monitoring.JAXPR_TRACE_EVENT: "trace",
+            _monitoring.JAXPR_TO_MLIR_MODULE_EVENT: "lower",
+            _monitoring.BACKEND_COMPILE_EVENT: "compile",
+        }
+
+        def listen(event, duration, **kwargs):
+            if event in events:
+                counts[events[event]] += 1
+
+        funcgrad.monitoring.register_event_duration_secs_listener(listen)
+        try:
+            func()
+        finally:
+            funcgrad.monitoring.unregister_event_duration_listener(listen)
+        for expected, got in (
+            (cpp, counts["trace"]), (aot_call, counts["compile"]), (tracing, counts["trace"]),
+            (lowering, counts["lower"]), (compilation_after_persistent_cache_miss, counts["compile"]),
+        ):  # fmt: skip
+            if expected is not None:
+                self.assertEqual(expected, got)
 
     def assertArraysEqual(self, actual, desired, *, check_dtypes=True, err_msg="", allow_object_dtype=False,
                           verbose=True):  # fmt: skip
