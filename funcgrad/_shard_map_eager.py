@@ -69,6 +69,26 @@ def spec_of_norm(norm) -> PartitionSpec:
 _programs: dict = register_cache("parallel.eager_shard_map_programs", {})  # NOTE: [caches have an owner]
 
 
+def _auto_spec(aval, manual) -> tuple | None:
+    """Per dimension of a block of the stacked ``aval`` (its leading device dimension dropped),
+    the explicit mesh axes other than the ``manual`` ones that split it; ``None`` when none do."""
+    s = aval.sharding
+    if s is None or s.spec.unreduced or s.spec.reduced:
+        return None
+    spec = (*s.spec, *([None] * (aval.ndim - len(s.spec))))[1:]
+    kept = [tuple(n for n in ((d,) if isinstance(d, str) else d or ()) if n not in manual) for d in spec]
+    return tuple(kept) if any(kept) else None
+
+
+def _auto_sharding(aval, manual):
+    """A block's sharding along the automatic (explicit) axes of a partially manual body, as
+    JAX's types show it inside (``f32[4,2@y]{V:x}``); ``None`` without such axes."""
+    kept = _auto_spec(aval, manual)
+    if kept is None:
+        return None
+    return aval.sharding.with_spec(spec_of_norm(kept))
+
+
 def _add_device_dim(x):
     return st.reshape(x, (1, *core.get_aval(x).shape))
 
@@ -177,6 +197,12 @@ class ShardMapTrace(core.Trace):
         ``.sharding`` names ``given`` (the out_specs leaf as written, as JAX's eager shard_map
         reports it: ``P()`` stays ``P()``) when that is a PartitionSpec over a concrete mesh."""
         spec = spec_of_norm(norm_spec)
+        auto = _auto_spec(core.get_aval(stacked), self.manual)
+        if auto is not None:
+            # (a partially manual body's result keeps its type along the automatic axes, as the
+            # staged shard_map's does: f32[8@x,2@y], not f32[8@x,2])
+            merged = tuple(tuple(d) + tuple(n for n in a if n not in d) for d, a in zip(norm_spec, auto))
+            given = spec_of_norm(merged)
         literal = None
         if isinstance(given, PartitionSpec) and isinstance(self.mesh, Mesh):
             # (also when it equals the normalized spec: the compiled program's own sharding drops
@@ -267,7 +293,14 @@ class ShardMapTracer(core.Tracer):
         self.vma = frozenset(vma)
         a = core.get_aval(stacked)
         names = [str(n) for n in trace.mesh.axis_names]
-        self._aval = ManualAval(a.shape[1:], a.dtype, a.weak_type, {str(n) for n in self.vma}, names)
+        self._aval = ManualAval(
+            a.shape[1:],
+            a.dtype,
+            a.weak_type,
+            {str(n) for n in self.vma},
+            names,
+            _auto_sharding(a, trace.manual),
+        )
 
     @property
     def aval(self):

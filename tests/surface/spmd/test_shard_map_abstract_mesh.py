@@ -111,13 +111,19 @@ def _vma_record(lib, P):
     # (what JAX's shard_map tests read inside bodies: the abstract mesh's manual/auto axes and
     # types, and the manual axes each staged value varies along, also inside a jit in the body)
     mesh = lib.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(lib.sharding.AxisType.Explicit,) * 3)
-    arr = lib.device_put(np.arange(32.0, dtype=np.float32).reshape(4, 8), lib.sharding.NamedSharding(mesh, P("x")))
+    arr = lib.device_put(
+        np.arange(32.0, dtype=np.float32).reshape(4, 8), lib.sharding.NamedSharding(mesh, P("x"))
+    )
     seen = []
 
     def note(tag, *values):
         am = lib.sharding.get_abstract_mesh()
-        vma = [sorted(lib.typeof(v).mat.varying) for v in values] + [sorted(v.aval.mat.varying) for v in values]
-        seen.append((tag, am.manual_axes, am.auto_axes, am.explicit_axes, tuple(map(str, am.axis_types)), vma))
+        vma = [sorted(lib.typeof(v).mat.varying) for v in values] + [
+            sorted(v.aval.mat.varying) for v in values
+        ]
+        seen.append(
+            (tag, am.manual_axes, am.auto_axes, am.explicit_axes, tuple(map(str, am.axis_types)), vma)
+        )
 
     def g(x):
         out = lib.jit(lambda v: v * 2)(x)
@@ -140,3 +146,23 @@ def test_manual_axes_and_varying_axes_in_staged_bodies_as_jax():
     ours, theirs = _vma_record(funcgrad, fs.P), _vma_record(jax, js.PartitionSpec)
     assert ours[0] == theirs[0]
     np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+@pytest.mark.parametrize("out_spec, axis_names", [(("x", None), {"x"}), ((None, "y"), {"y"})])
+def test_partially_manual_eager_body_keeps_the_automatic_axes_as_jax(out_spec, axis_names):
+    # (an eager body's blocks showed no '@y' and its results lost it: f32[8@x,2] where the
+    # jitted shard_map and jax give f32[8@x,2@y])
+    def run(lib, P):
+        mesh = lib.make_mesh((2, 2), ("x", "y"), axis_types=(lib.sharding.AxisType.Explicit,) * 2)
+        seen = []
+        f = lib.shard_map(
+            lambda x: seen.append(str(lib.typeof(x))) or x * 2, out_specs=P(*out_spec), axis_names=axis_names
+        )
+        with lib.set_mesh(mesh):
+            arr = lib.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), P("x", "y"))
+            outs = [f(arr), lib.jit(f)(arr)]
+        return seen, [(str(lib.typeof(o)), tuple(o.sharding.spec)) for o in outs], np.asarray(outs[0])
+
+    ours, theirs = run(funcgrad, fs.P), run(jax, js.PartitionSpec)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(ours[2], theirs[2])
