@@ -2,7 +2,8 @@
 
 Layer: surface. Imports the kernel (core, tree_util, partial_eval), the primitive catalog
 (``primitives.control_flow`` and a few array primitives), ``funcgrad._remat`` and
-``funcgrad._control_flow_trace`` (the tracing of its functions: trace cache, constants). Refs and
+``funcgrad._control_flow_trace`` (the tracing of its functions: trace cache, constants) and
+``funcgrad._control_flow_jaxprs`` (joining a cond's branches, read-only carries). Refs and
 mutable boxes its functions touch are threaded by ``funcgrad._control_flow_state``, which calls
 back into these functions and is found in ``sys.modules`` when loaded (with ``funcgrad.ref``).
 
@@ -48,6 +49,13 @@ import numpy as np
 from funcgrad import _control_flow_eager as _eager  # (disable_jit: Python's branches and loops)
 from funcgrad import _key_reuse
 from funcgrad._control_flow_errors import branch_error
+from funcgrad._control_flow_jaxprs import (
+    carries_to_consts,
+    forwarded_carries,
+    joined_branches,
+    merge_moved,
+    reads,
+)
 from funcgrad._control_flow_trace import (
     at_the_top,
     leaf_paths,
@@ -67,7 +75,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.held_state import is_state
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var, has_effects
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -243,7 +251,7 @@ def _bind_cond(index, branches, operands, names, what):
     _key_reuse.check_branches(key_effects, _key_reuse.keys_in(operands))  # NOTE: [key reuse]
     _check_branch_outputs(traced, branches, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
-    joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
+    joined, forwarded = joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
     made = made_by(*(jaxpr for jaxpr, _, _ in traced))
     if all_consts and made and at_the_top():
         bound = [with_constants(b, all_consts, made) for b in joined]
@@ -260,78 +268,6 @@ def _as_array(x, aval):
     if isinstance(x, Array | core.Tracer):
         return x
     return Array._from_owned(np.array(x, aval.dtype), aval.weak_type)
-
-
-# The joined branches of a cond, per tuple of traced branches (held weakly by the first): the same
-# branches from the trace cache give the same jaxprs, so an eager cond called again finds its
-# compiled program (NOTE: [eager control flow is compiled]), as JAX's common-consts cache.
-_JOINED = register_cache("control_flow.joined_branches", weakref.WeakKeyDictionary())
-
-
-def _joined_branches(branches: list[ClosedJaxpr], n_operands: int):
-    """Each branch (taking its constants, then the ``n_operands`` operands) taking every branch's
-    constants, its own where they were and the others' ignored, then without the outputs every
-    branch forwards (``_forwarded_outputs``); returns (branches, forwarded positions). Memoised
-    on the branches' identities."""
-    per_first = _JOINED.get(branches[0])
-    hit = per_first.get(tuple(id(b) for b in branches[1:])) if per_first is not None else None
-    if hit is not None and all(a is b for a, b in zip(hit[0], branches[1:])):
-        return hit[1], hit[2]
-    const_avals = [a for b in branches for a in b.in_avals[: len(b.in_avals) - n_operands]]
-    joined = []
-    offset = 0
-    for b in branches:
-        j = b.jaxpr
-        n = len(j.invars) - n_operands
-        before = [Var(a) for a in const_avals[:offset]]
-        after = [Var(a) for a in const_avals[offset + n :]]
-        invars = [*before, *j.invars[:n], *after, *j.invars[n:]]
-        joined.append(ClosedJaxpr(Jaxpr([], invars, j.eqns, j.outvars), []))
-        offset += n
-    joined, forwarded = _forwarded_outputs(joined, len(const_avals))
-    _JOINED.setdefault(branches[0], {})[tuple(id(b) for b in branches[1:])] = (
-        tuple(branches[1:]),
-        tuple(joined),
-        forwarded,
-    )
-    return tuple(joined), forwarded
-
-
-def _forwarded_outputs(branches, n_consts: int):
-    """As JAX's cond: an output that every branch returns as the same operand, unchanged, is that
-    operand, not an output of the cond (so vmap keeps an unbatched operand unbatched through a
-    batched predicate: flax's nnx.cond under nnx.vmap). Returns the branches without those
-    outputs (at least one output is kept) and, per output, the operand index or None."""
-    positions = []
-    for k in range(len(branches[0].jaxpr.outvars)):
-        found = None
-        for b in branches:
-            v = b.jaxpr.outvars[k]
-            p = (
-                next((i for i, w in enumerate(b.jaxpr.invars) if w is v), None)
-                if isinstance(v, Var)
-                else None
-            )
-            if p is None or p < n_consts or (found is not None and p != found):
-                found = None
-                break
-            found = p
-        positions.append(None if found is None else found - n_consts)
-    if positions and all(p is not None for p in positions):
-        if any(has_effects(e) for b in branches for e in b.jaxpr.eqns):
-            positions[-1] = None  # keep one output: a cond with none would be dropped with its effects
-        # (else nothing is left to compute: the cond is its operands, as JAX's)
-    if all(p is None for p in positions):
-        return branches, positions
-    kept = [k for k, p in enumerate(positions) if p is None]
-    pruned = [
-        ClosedJaxpr(
-            Jaxpr(b.jaxpr.constvars, b.jaxpr.invars, b.jaxpr.eqns, [b.jaxpr.outvars[k] for k in kept]),
-            b.consts,
-        )
-        for b in branches
-    ]
-    return pruned, positions
 
 
 def _check_branch_outputs(traced, branches, what):
@@ -413,12 +349,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     # (NOTE: [read-only carries]).
     nc = len(cond_consts)
     move = [
-        f and not _reads(cond_j.jaxpr, v)
-        for f, v in zip(_forwarded(body.jaxpr, len(body_consts), len(init_flat)), cond_j.jaxpr.invars[nc:])
+        f and not reads(cond_j.jaxpr, v)
+        for f, v in zip(
+            forwarded_carries(body.jaxpr, len(body_consts), len(init_flat)), cond_j.jaxpr.invars[nc:]
+        )
     ]
     moved = [x for x, m in zip(init_flat, move) if m]
     if moved:
-        body = _carries_to_consts(body, len(body_consts), move)
+        body = carries_to_consts(body, len(body_consts), move)
         j = cond_j.jaxpr
         kept = [v for v, m in zip(j.invars[nc:], move) if not m]
         cond_j = ClosedJaxpr(Jaxpr(j.constvars, [*j.invars[:nc], *kept], j.eqns, j.outvars), cond_j.consts)
@@ -430,47 +368,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         *cond_consts, *body_consts, *init_flat, cond_jaxpr=cond_j, body_jaxpr=body,
         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
     )  # fmt: skip
-    return tu.tree_unflatten(carry_tree, _merge_moved(move, outs, moved))
-
-
-# NOTE: [read-only carries]
-# A loop carry that the body returns unchanged (its output is the very input variable) is a
-# constant: ``scan`` and ``while_loop`` pass it to the body as one, and the loop's result for it
-# is the initial value, as JAX 0.10's loops do. This matters under ``vmap``: a constant stays
-# unbatched where a carry would be batched with a batched predicate or a batched carry (flax's
-# issues 4700 and 4709: ``vmap(..., out_axes=None)`` of such a carry).
-
-
-def _forwarded(jaxpr: Jaxpr, n_consts: int, n_carry: int) -> list[bool]:
-    """Which carries ``jaxpr`` (inputs: consts, carries, ...; outputs: carries, ...) returns as
-    they came in."""
-    carries = jaxpr.invars[n_consts : n_consts + n_carry]
-    return [o is v for o, v in zip(jaxpr.outvars[:n_carry], carries)]
-
-
-def _reads(jaxpr: Jaxpr, var) -> bool:
-    return var in jaxpr.outvars or any(var in e.invars for e in jaxpr.eqns)
-
-
-def _carries_to_consts(closed: ClosedJaxpr, n_consts: int, move: list[bool]) -> ClosedJaxpr:
-    """The loop body with the ``move`` carries as leading constant inputs and without their
-    outputs."""
-    j, n = closed.jaxpr, len(move)
-    carries = j.invars[n_consts : n_consts + n]
-    ins = [
-        *[v for v, m in zip(carries, move) if m], *j.invars[:n_consts],
-        *[v for v, m in zip(carries, move) if not m], *j.invars[n_consts + n :],
-    ]  # fmt: skip
-    outs = [*[o for o, m in zip(j.outvars[:n], move) if not m], *j.outvars[n:]]
-    return ClosedJaxpr(Jaxpr(j.constvars, ins, j.eqns, outs), closed.consts)
-
-
-def _merge_moved(move: list[bool], outs: list, moved: list) -> list:
-    """The loop's carry results with the moved carries' initial values put back in place."""
-    if not moved:
-        return list(outs)
-    kept, moved = iter(outs), iter(moved)
-    return [*[next(moved) if m else next(kept) for m in move], *kept]
+    return tu.tree_unflatten(carry_tree, merge_moved(move, outs, moved))
 
 
 def _bounded_while(cond_fun, body_fun, init_val, max_steps: int):
@@ -745,10 +643,10 @@ def scan(
     carried = _key_reuse.keys_in(init)
     _key_reuse.check_scan(_key_reuse.take_effects(), len(carried), [*carried, *_key_reuse.keys_in(xs)])
     made = made_by(body)
-    move = _forwarded(body.jaxpr, len(consts), len(init_flat))  # (NOTE: [read-only carries])
+    move = forwarded_carries(body.jaxpr, len(consts), len(init_flat))  # (NOTE: [read-only carries])
     moved = [x for x, m in zip(init_flat, move) if m]
     if moved:
-        body = _carries_to_consts(body, len(consts), move)
+        body = carries_to_consts(body, len(consts), move)
         consts = [*moved, *consts]
         init_flat = [x for x, m in zip(init_flat, move) if not m]
     body, consts = with_constants(body, consts, made)
@@ -756,7 +654,7 @@ def scan(
         *consts, *init_flat, *xs_flat, jaxpr=body, num_consts=len(consts), num_carry=len(init_flat),
         length=length, reverse=bool(reverse), unroll=unroll,
     )  # fmt: skip
-    outs = _merge_moved(move, outs, moved)
+    outs = merge_moved(move, outs, moved)
     n = len(move)
     return tu.tree_unflatten(trees["carry"], outs[:n]), tu.tree_unflatten(trees["y"], outs[n:])
 
