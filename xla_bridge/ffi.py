@@ -37,6 +37,9 @@ from jaxlib import _jax
 from jaxlib import xla_client as xc
 
 __all__ = [
+    "Buffer",
+    "ExecutionContext",
+    "ExecutionStage",
     "HashableAttribute",
     "include_dir",
     "is_registered",
@@ -47,6 +50,12 @@ __all__ = [
     "register_target",
     "register_type",
 ]
+
+# What a buffer callback receives (jax.experimental.buffer_callback): XLA's FFI buffers (NumPy's
+# ``__array__``, DLPack, ``__cuda_array_interface__`` on the GPU) and its execution context.
+Buffer = _jax.ffi.Buffer
+ExecutionContext = _jax.ffi.ExecutionContext
+ExecutionStage = _jax.ffi.ExecutionStage
 
 # funcgrad's platform names -> XLA's (jaxlib keys its FFI registry by the latter).
 _XLA_PLATFORMS = {"cpu": "Host", "host": "Host", "cuda": "CUDA", "gpu": "CUDA", "rocm": "ROCM"}

@@ -20,11 +20,15 @@ from funcgrad.xla_bridge.emitter import aval_type, register
 
 # XLA's Python callback handler per platform.
 CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}
+# XLA's handler of callbacks on buffers (``jax.experimental.buffer_callback``): the function gets an
+# FFI ExecutionContext and the operands' and results' buffers (jaxlib's ``ffi.Buffer``), in place.
+BUFFER_CALLBACK_TARGETS = {"cpu": "xla_buffer_python_cpu_callback", "cuda": "xla_buffer_python_gpu_callback"}
 
 
 def _custom_call(
-    ctx, args, host, out_types, side_effect: bool, token: str | None = None, sharding=None, partitioned=False
-):
+    ctx, args, host, out_types, side_effect: bool, token: str | None = None, sharding=None, partitioned=False,
+    targets=CALLBACK_TARGETS, aliases=(),
+):  # fmt: skip
     mb = ctx.fb.module
     index = len(mb.host_callbacks)
     mb.host_callbacks.append(host)
@@ -47,7 +51,18 @@ def _custom_call(
         # side-effecting custom call without one). In a shard_map body (manual axes) each device
         # runs it on its own block.
         attrs += f", sdy.sharding = {mb.spmd.on_device(_device_index(mb.spmd, sharding), len(out_types))}"
-    target = CALLBACK_TARGETS.get(mb.platform, CALLBACK_TARGETS["cpu"])
+    if aliases:
+        many = len(out_types) > 1
+        attrs += (
+            ", output_operand_aliases = ["
+            + ", ".join(
+                f"#stablehlo.output_operand_alias<output_tuple_indices = [{o if many else ''}], "
+                f"operand_index = {i}, operand_tuple_indices = []>"
+                for i, o in aliases
+            )
+            + "]"
+        )
+    target = targets.get(mb.platform, targets["cpu"])
     if partitioned:
         # (XLA's partitioner runs this target on each device, on its local blocks of the operands,
         # whatever the custom call's own sharding: JAX's debug callbacks with partitioned=True; its
@@ -145,3 +160,35 @@ def _io_callback(ctx, *args, callback, result_avals, ordered, sharding=None):
     if not ordered:
         return _custom_call(ctx, args, host, out_types, side_effect=True, sharding=sharding)
     return _chain(ctx, args, lambda token, *arrays: (token, *host(*arrays)), out_types, sharding)
+
+
+def lower_buffer_callback(
+    ctx,
+    *args,
+    callback,
+    result_avals,
+    has_side_effect,
+    input_output_aliases,
+    command_buffer_compatible,
+    **params,
+):
+    """The custom call of a ``buffer_callback`` equation (funcgrad/experimental/buffer_callback.py,
+    whose primitives are outside the catalog): XLA's buffer-callback handler calls ``callback``
+    with its execution context and the operand, then result, buffers; results alias the operands
+    ``input_output_aliases`` names."""
+    platform = ctx.fb.module.platform
+    if platform not in BUFFER_CALLBACK_TARGETS:
+        raise ValueError(f"`buffer_callback` not supported on {platform} backend.")  # (JAX's words)
+    targets = BUFFER_CALLBACK_TARGETS
+    if command_buffer_compatible and platform == "cuda":  # (replayed from a CUDA graph, as JAX's)
+        targets = {**targets, platform: targets[platform] + "_cmd_buffer"}
+    out_types = [aval_type(a) for a in ctx.avals_out]
+    return _custom_call(
+        ctx,
+        args,
+        callback,
+        out_types,
+        side_effect=has_side_effect,
+        targets=targets,
+        aliases=input_output_aliases,
+    )
