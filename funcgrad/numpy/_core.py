@@ -293,6 +293,17 @@ def concat_new_axis(items):
     return parts[0] if len(parts) == 1 else st.concatenate(parts, 0)
 
 
+def astype_operand(x, dtype):
+    """``x`` as ``astype`` hands it to the conversion: a complex ``x`` cast to bool is ``x != 0``
+    first (True where either part is nonzero, JAX's ``astype``), since the conversion itself
+    (``lax.convert_element_type``, and ``asarray(x, bool)``) keeps only the real part."""
+    source = getattr(x, "dtype", None)
+    if isinstance(source, np.dtype) and source.kind == "c" and np.dtype(dtype) == np.bool_:
+        x = asarray(x)
+        return ew.ne_p.bind(x, ew.convert_element_type(np.zeros((), x.dtype), x.dtype))
+    return x
+
+
 def warn_complex_to_real(x, dtype) -> None:
     """JAX's DeprecationWarning for ``astype`` of a complex ``x`` to a real or integer ``dtype``
     (the imaginary part is dropped; JAX will raise ValueError in a later release)."""

@@ -32,7 +32,7 @@ from funcgrad.numpy import (
     ufuncs,
 )
 from funcgrad.numpy._arraylike import ARRAYLIKE_ARGS, checked
-from funcgrad.numpy._core import asarray, check_user_dtype, warn_complex_to_real
+from funcgrad.numpy._core import asarray, astype_operand, check_user_dtype, warn_complex_to_real
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 
@@ -95,7 +95,7 @@ def _astype(self, dtype, copy: bool = False, device=None):
     """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values)."""
     dtype = check_user_dtype(dtype, "astype")
     warn_complex_to_real(self, dtype)
-    return asarray(self, dtype, copy=True if copy else None, device=device)
+    return asarray(astype_operand(self, dtype), dtype, copy=True if copy else None, device=device)
 
 
 def _reshape(self, *shape, order="C", out_sharding=None):

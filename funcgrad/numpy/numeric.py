@@ -17,6 +17,7 @@ from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     array_of_stand_in,
     asarray,
+    astype_operand,
     aval,
     broadcast_args,
     broadcast_to,
@@ -131,7 +132,7 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
         return x  # a key array to its own key dtype (optax's cast_like of PRNG keys), as JAX
     dtype = check_user_dtype(dtype, "astype")
     warn_complex_to_real(x, dtype)
-    return asarray(x, dtype, copy=True if copy else None, device=device)
+    return asarray(astype_operand(x, dtype), dtype, copy=True if copy else None, device=device)
 
 
 def copy(a, order=None):

@@ -389,7 +389,14 @@ def _clamp(ctx, lo, x, hi):
 
 @register(ew.convert_element_type_p)
 def _convert_element_type(ctx, x, *, new_dtype, weak_type=False):
-    return ctx.fb.convert(x, ctx.avals_in[0], new_dtype)
+    aval = ctx.avals_in[0]
+    if np.dtype(aval.dtype).kind == "c" and np.dtype(new_dtype) == np.bool_:
+        # complex -> bool is the real part's != 0, as JAX's (which drops the imaginary part of a
+        # complex -> real conversion first) and the eager impl: 1j gives False
+        real = np.dtype(np.float32 if np.dtype(aval.dtype) == np.complex64 else np.float64)
+        x = ctx.fb.convert(x, aval, real)
+        aval = aval.update(dtype=real)
+    return ctx.fb.convert(x, aval, new_dtype)
 
 
 __all__ = ["compare_type", "xla_dtype"]

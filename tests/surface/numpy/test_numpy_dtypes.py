@@ -120,6 +120,25 @@ def test_astype_and_conversions():
     np.testing.assert_array_equal(np.asarray(g), [1.0, 2.0])
 
 
+def test_complex_to_bool_as_jax():
+    # (the lax-parameter fuzzer) astype(bool) of a complex value is != 0 (either part), while
+    # lax.convert_element_type keeps the real part only: eagerly and under jit alike (jit's
+    # conversion compared both parts)
+    jax = pytest.importorskip("jax")
+    z = np.array([1j, 0j, 1 + 0j, -0.0 + 2e19j], np.complex64)
+    for T, tnp in [(funcgrad, fnp), (jax, jax.numpy)]:
+        got = [
+            tnp.asarray(z).astype(bool),
+            tnp.astype(z, bool),
+            T.jit(lambda v, tnp=tnp: tnp.astype(v, bool))(z),
+            T.lax.convert_element_type(z, bool),
+            T.jit(lambda v, T=T: T.lax.convert_element_type(v, bool))(z),
+        ]
+        np.testing.assert_array_equal(
+            np.stack([np.asarray(g) for g in got]), [[1, 0, 1, 1]] * 3 + [[0, 0, 1, 0]] * 2
+        )
+
+
 def test_ndarray_isinstance_covers_tracers():
     assert isinstance(fnp.ones(2), fnp.ndarray)
     assert not isinstance(np.ones(2), fnp.ndarray)
