@@ -4,20 +4,29 @@ A key is (input tree structure, one entry per leaf -- shape, dtype, weak type an
 mesh axes, sharding (NOTE: [sharding in types]) -- static positional and keyword arguments, the
 named axes in scope, and the user contexts' values when any is set). ``_explain`` names the first
 difference, for the retrace warning and ``explain_cache_misses``; ``_argnums`` normalises
-``static_argnums``/``donate_argnums`` against the signature.
+``static_argnums``/``donate_argnums`` against the signature. ``note_retrace`` keeps a jitted
+function's recent keys and says, in words, why it traced again: the log line of
+``jax_explain_cache_misses`` and, past ``RETRACE_WARNING_THRESHOLD`` traces, one
+``RetraceWarning``; ``CacheInfo`` is what ``cache_info()`` counts.
 
-Layer: surface, under ``funcgrad.jitting``. Imports the kernel, ``_api_util`` and ``ref``.
+Layer: surface, under ``funcgrad.jitting``. Imports the kernel, ``_api_util``, ``ref`` and
+``_jit_route`` (the ``explain_cache_misses`` flag, NOTE: [jit flags]).
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
+
 import numpy as np
 
-from funcgrad._api_util import abstractify, is_abstract
+from funcgrad._api_util import abstractify, fun_sourceinfo, is_abstract
+from funcgrad._jit_route import _jit_flags  # NOTE: [jit flags]
 from funcgrad._ref_scopes import is_stateful_arg, stateful_key
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.hooks import hooks
 
 
@@ -142,3 +151,69 @@ def _short(entry, weak: bool) -> str:
 
 def _dt_name(d) -> str:
     return d.__name__ if isinstance(d, type) else np.dtype(d).name
+
+
+# ----------------------------------------------------------------------------------------------
+# Retraces in words
+
+RETRACE_WARNING_THRESHOLD = 8  # (set to inf by the ``import jax`` alias: JAX warns about none)
+
+
+class RetraceWarning(UserWarning):
+    """A jitted function was traced (and compiled) many times: its cache key keeps changing."""
+
+
+class CacheInfo:
+    """Counters of a jitted function's trace cache: ``hits``, ``misses`` (traces), ``currsize``."""
+
+    def __init__(self, hits: int, misses: int, size: int):
+        self.hits, self.misses, self.currsize = hits, misses, size
+
+    def __repr__(self):
+        return f"CacheInfo(hits={self.hits}, misses={self.misses}, currsize={self.currsize})"
+
+
+_logger = logging.getLogger("funcgrad")
+
+
+# Where the functions whose first trace was explained were defined (``jax_explain_cache_misses``: a
+# function defined again on the same line each call, a lambda in a loop, never hits the cache).
+_first_traced_at: set[str] = register_cache("jit.first_traced_at", set())  # NOTE: [caches have an owner]
+
+
+def note_retrace(keys: list, key, names, fun, name: str, misses: int, warned: bool) -> bool:
+    """Record a trace of jitted ``fun`` (``name``) for ``key`` in ``keys`` (its recent keys, the
+    last 16), log why under ``jax_explain_cache_misses`` and warn once past
+    ``RETRACE_WARNING_THRESHOLD`` traces (``misses``); returns whether the warning has been given.
+    Called by the jitted function's cache lookup on a miss (the warning points at its caller)."""
+    previous = keys[-1] if keys else None
+    for k in reversed(keys):
+        if k[0] == key[0]:
+            previous = k
+            break
+    keys.append(key)
+    del keys[:-16]
+    if _jit_flags["explain_cache_misses"]:
+        if previous is None:  # (JAX's words for a first trace, then funcgrad's)
+            where = fun_sourceinfo(fun).rpartition(" at ")[2]
+            why = f"never seen function:\n  {name} id={id(fun)} defined at {where}; first call"
+            if where in _first_traced_at:
+                why += (
+                    "\n  but seen another function defined on the same line; maybe the function is\n"
+                    "  being re-defined repeatedly, preventing caching?"
+                )
+            _first_traced_at.add(where)
+        else:
+            why = _explain(previous, key, names)
+        _logger.warning("TRACING CACHE MISS of jit(%s): %s", name, why)
+    if warned or misses <= RETRACE_WARNING_THRESHOLD or previous is None:
+        return warned
+    warnings.warn(
+        f"jit({name}) has been traced {misses} times (each trace compiles a new "
+        f"program); the latest retrace was caused by: {_explain(previous, key, names)}. Keep "
+        "shapes, dtypes and static arguments fixed across calls (pad inputs to a few sizes, "
+        "pass Python scalars as arrays of a fixed dtype) to hit the cache.",
+        RetraceWarning,
+        stacklevel=3,
+    )
+    return True

@@ -20,7 +20,8 @@ floor below this module, which re-exports the stages' public names where they ha
 
 The trace cache key is (input tree structure, each leaf's shape/dtype/weak type, static
 arguments); ``jit(f)`` made twice for the same ``f`` and options shares it (as in JAX). A function
-retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what changed.
+retraced more than ``_trace_key.RETRACE_WARNING_THRESHOLD`` times warns once, naming what changed
+(``_trace_key.note_retrace``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import inspect
 import logging
 import time
 import traceback
-import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -64,7 +64,7 @@ from funcgrad._shardings import (
     Sharding,
     sharding_leaves,
 )
-from funcgrad._trace_key import _as_tuple, _aval_key, _explain, _ref_key
+from funcgrad._trace_key import CacheInfo, RetraceWarning, _as_tuple, _aval_key, _ref_key, note_retrace
 from funcgrad._user_contexts import user_contexts  # NOTE: [user contexts]
 from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import dtypes as _dt
@@ -91,9 +91,6 @@ __all__ = [
     "jit",
 ]
 
-RETRACE_WARNING_THRESHOLD = 8
-
-
 # Whether a staged program calls a custom_vjp, per jaxpr (NOTE: [jitted calls with Refs under a
 # transformation]).
 _custom_vjp_held: weakref.WeakKeyDictionary = register_cache(
@@ -113,26 +110,7 @@ def _holds_custom_vjp(jaxpr) -> bool:
     return found
 
 
-class RetraceWarning(UserWarning):
-    """A jitted function was traced (and compiled) many times: its cache key keeps changing."""
-
-
-class CacheInfo:
-    """Counters of a jitted function's trace cache: ``hits``, ``misses`` (traces), ``currsize``."""
-
-    def __init__(self, hits: int, misses: int, size: int):
-        self.hits, self.misses, self.currsize = hits, misses, size
-
-    def __repr__(self):
-        return f"CacheInfo(hits={self.hits}, misses={self.misses}, currsize={self.currsize})"
-
-
 _logger = logging.getLogger("funcgrad")
-
-
-# Where the functions whose first trace was explained were defined (``jax_explain_cache_misses``: a
-# function defined again on the same line each call, a lambda in a loop, never hits the cache).
-_first_traced_at: set[str] = register_cache("jit.first_traced_at", set())  # NOTE: [caches have an owner]
 
 
 class PjitFunction(Dispatcher):
@@ -436,7 +414,9 @@ class PjitFunction(Dispatcher):
         if entry is None:
             self._misses += 1
             names = self._arg_names(static_key, dyn_args, dyn_kwargs)
-            self._note_retrace(key, names)
+            self._warned = note_retrace(
+                self._keys, key, names, self._fun, self._name, self._misses, self._warned
+            )
             entry = self._trace(static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names)
             if not entry.hoisted:
                 # A jaxpr that captured tracers of an enclosing transformation is not reusable.
@@ -545,41 +525,6 @@ class PjitFunction(Dispatcher):
                     "An overflow was encountered while parsing an argument to a jitted computation, "
                     f"whose argument path is {path}. Got {type(leaf)} with value {leaf}"
                 ) from None
-
-    def _note_retrace(self, key, names) -> None:
-        previous = self._keys[-1] if self._keys else None
-        for k in reversed(self._keys):
-            if k[0] == key[0]:
-                previous = k
-                break
-        self._keys.append(key)
-        del self._keys[:-16]
-        if _jit_flags["explain_cache_misses"]:
-            if previous is None:  # (JAX's words for a first trace, then funcgrad's)
-                where = fun_sourceinfo(self._fun).rpartition(" at ")[2]
-                why = (
-                    f"never seen function:\n  {self._name} id={id(self._fun)} defined at {where}; first call"
-                )
-                if where in _first_traced_at:
-                    why += (
-                        "\n  but seen another function defined on the same line; maybe the function is\n"
-                        "  being re-defined repeatedly, preventing caching?"
-                    )
-                _first_traced_at.add(where)
-            else:
-                why = _explain(previous, key, names)
-            _logger.warning("TRACING CACHE MISS of jit(%s): %s", self._name, why)
-        if self._warned or self._misses <= RETRACE_WARNING_THRESHOLD or previous is None:
-            return
-        self._warned = True
-        warnings.warn(
-            f"jit({self._name}) has been traced {self._misses} times (each trace compiles a new "
-            f"program); the latest retrace was caused by: {_explain(previous, key, names)}. Keep "
-            "shapes, dtypes and static arguments fixed across calls (pad inputs to a few sizes, "
-            "pass Python scalars as arrays of a fixed dtype) to hit the cache.",
-            RetraceWarning,
-            stacklevel=3,
-        )
 
     def _donated(self, n_hoisted, n_flat, static_key, args, dyn_kwargs) -> tuple[bool, ...]:
         """One flag per jaxpr input (``donated_flags``)."""

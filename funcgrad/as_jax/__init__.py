@@ -224,7 +224,7 @@ def install() -> None:
     importlib.import_module("funcgrad._config_flags").use_jax_dtype_rules(True)
     # JAX warns about no retraces: code written for it may run with warnings as errors
     # (optimistix's and diffrax's test configurations), so funcgrad's RetraceWarning stays off.
-    importlib.import_module("funcgrad.jitting").RETRACE_WARNING_THRESHOLD = float("inf")
+    importlib.import_module("funcgrad._trace_key").RETRACE_WARNING_THRESHOLD = float("inf")
     _name_classes_as_jax()
 
 

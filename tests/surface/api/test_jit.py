@@ -687,7 +687,7 @@ def test_deleting_a_jitted_closure_frees_what_it_closed_over():
 
 
 def test_retrace_explanations_cover_each_key_part():
-    from funcgrad.jitting import _explain
+    from funcgrad._trace_key import _explain
 
     def key(tree, avals, statics=(), static_kw=()):
         return (tree, avals, statics, static_kw)
