@@ -41,7 +41,7 @@ from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import check_whole
+from funcgrad.primitives._sharding_rules import ShardingTypeError, check_whole
 
 __all__ = [
     "array_split",
@@ -299,6 +299,8 @@ def concatenate(arrays, axis=0, dtype=None):
     >>> concatenate([np.array([1, 2]), np.array([3])]).tolist()
     [1, 2, 3]
     """
+    if isinstance(arrays, np.ndarray | Array | core.Tracer) and not isinstance(arrays, ExtendedArray):
+        return _concatenate_array(asarray(arrays, dtype), axis)
     arrays = list(arrays)
     if (keys := extended_in(arrays)) is not None:  # typed PRNG keys (ExtendedArray)
         return keys._numpy_function(concatenate, (arrays, axis), {})
@@ -334,6 +336,31 @@ def concatenate(arrays, axis=0, dtype=None):
     return st.concatenate(arrays, axis)
 
 
+def _concatenate_array(arr, axis):
+    """JAX's fast path for one array whose leading axis is the sequence: a reshape (after moving
+    that axis next to ``axis``), so its rows are never sliced out one by one (a leading dimension
+    split over a mesh axis stays so)."""
+    if arr.ndim == 0 or arr.shape[0] == 0:
+        raise ValueError("Need at least one array to concatenate.")
+    if axis is None:
+        return reshape(arr, (arr.size,))
+    if arr.ndim == 1:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    axis = normalize_axis(axis, arr.ndim - 1)
+    shape = arr.shape[1 : axis + 1] + (arr.shape[0] * arr.shape[axis + 1],) + arr.shape[axis + 2 :]
+    dimensions = (*range(1, axis + 1), 0, *range(axis + 1, arr.ndim))
+    if dimensions != tuple(range(arr.ndim)):
+        a = core.get_aval(arr)
+        if a.sharding is not None and any(a.sharding.spec):
+            # (JAX's lax.reshape with dimensions= over a sharded operand)
+            raise ShardingTypeError(
+                "This reshape is not supported. Please specify the sharding of the output via the "
+                f"`out_sharding` argument of jax.lax.reshape. Got operand type: {a}, new sizes: {shape}"
+            )
+        arr = st.transpose(arr, dimensions)
+    return st.reshape(arr, shape)
+
+
 def concat(arrays, /, *, axis=0):
     """The Array API's ``concatenate``.
 
@@ -349,6 +376,14 @@ def stack(arrays, axis=0, out=None, dtype=None):
     >>> stack([np.array([1, 2]), np.array([3, 4])], axis=1).tolist()
     [[1, 3], [2, 4]]
     """
+    if isinstance(arrays, np.ndarray | Array | core.Tracer) and not isinstance(arrays, ExtendedArray):
+        # (as JAX's: one array's leading axis is the sequence; its rows are never sliced out, so
+        # a leading dimension split over a mesh axis stays so)
+        arrays = asarray(arrays)
+        if arrays.ndim == 0:
+            raise TypeError("len() of unsized object")
+        axis = normalize_axis(axis, arrays.ndim)
+        return concatenate(expand_dims(arrays, axis + 1), axis, dtype=dtype)
     arrays = [asarray(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")

@@ -195,6 +195,23 @@ def test_vmap_of_shard_map_over_explicit_and_spmd_axes_as_jax(meshes):
     _same(*outs)
 
 
+def test_stack_and_concatenate_of_one_array_as_jax(meshes):
+    # (JAX's fast path for one array: a reshape, never its rows sliced out one by one; funcgrad
+    # sliced them, so a leading dimension split over 'x' raised 'slicing on sharded dims')
+    def build(np_, put, lib):
+        a = put(np.arange(24.0, dtype=np.float32).reshape(4, 6), "x")
+        b = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+        with pytest.raises(Exception, match="This reshape is not supported"):
+            np_.stack(a, axis=1)
+        with pytest.raises(TypeError, match="len"):
+            np_.stack(np_.asarray(1.0))
+        outs = [np_.stack(a), lib.jit(np_.stack)(a), np_.concatenate(a), np_.concatenate(a, axis=None)]
+        outs += [np_.stack(b, axis=k) for k in (0, 1, 2, -1)] + [np_.concatenate(b, axis=1)]
+        return outs + [lib.grad(lambda b: (np_.stack(b, axis=2) ** 2).sum())(b)]
+
+    _same(*_both(meshes, build))
+
+
 def test_out_sharding_of_a_contraction_stays_in_its_equation_as_jax(meshes):
     # (jaxpr_as_fun binds the equation again: the result keeps out_sharding= without the call;
     # vmap splits the result's mapped dimension as its inputs' are)
