@@ -250,18 +250,23 @@ def _log1p_exp2_over_ln2(v):
     return ew.div_p.bind(ew.log1p_p.bind(ew.exp2_p.bind(v)), constant_like(np.log(2), v))
 
 
+def _logaddexp_jvp(fn, base_exp):
+    """The JVP rule of ``fn`` (logaddexp in base e or 2): ``t1 w1 + t2 w2`` with
+    ``_logaddexp_weights`` (named ``<fn>_jvp``, as a jaxpr shows it)."""
+
+    def jvp(primals, tangents):
+        (x1, x2), (t1, t2) = primals, tangents
+        out = fn(x1, x2)
+        w1, w2 = _logaddexp_weights(x1, x2, out, base_exp)
+        return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
+
+    jvp.__name__ = jvp.__qualname__ = f"{fn.__name__}_jvp"
+    return jvp
+
+
 @custom_jvp
 def _logaddexp(x1, x2):
     return _logaddexp_impl(x1, x2, _log1p_exp, np.log(2))
-
-
-@_logaddexp.defjvp
-def _logaddexp_jvp(primals, tangents):
-    x1, x2 = primals
-    t1, t2 = tangents
-    out = _logaddexp(x1, x2)
-    w1, w2 = _logaddexp_weights(x1, x2, out, ew.exp_p.bind)
-    return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
 
 
 @custom_jvp
@@ -269,13 +274,8 @@ def _logaddexp2(x1, x2):
     return _logaddexp_impl(x1, x2, _log1p_exp2_over_ln2, 1.0)
 
 
-@_logaddexp2.defjvp
-def _logaddexp2_jvp(primals, tangents):
-    x1, x2 = primals
-    t1, t2 = tangents
-    out = _logaddexp2(x1, x2)
-    w1, w2 = _logaddexp_weights(x1, x2, out, ew.exp2_p.bind)
-    return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
+_logaddexp.defjvp(_logaddexp_jvp(_logaddexp, ew.exp_p.bind))
+_logaddexp2.defjvp(_logaddexp_jvp(_logaddexp2, ew.exp2_p.bind))
 
 
 def logaddexp(x1, x2, /):
