@@ -142,8 +142,11 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
         return rebound(original)
     y = _update_to(y, target)
     m = int(np.prod(target, dtype=np.int64))
-    if m == 0 or x.size == 0:
+    if m == 0:
         return rebound(original)
+    # (an empty x with a slice that is not empty is still scattered into, as JAX does: nothing
+    # changes, but the scatter's derivatives gather the slice, which JAX's gather refuses there:
+    # 'Slice size at index 0 in gather op is out of range', or scatter_mul's NotImplementedError)
     flat = st.reshape(x, (x.size,))
     dn = ix.ScatterDimensionNumbers(
         update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
@@ -522,9 +525,11 @@ class _IndexUpdateRef:
         """
         array = asarray(self.array)
         if 0 in array.shape:  # (nothing to gather from, nor to update: x as JAX's scatter gives it,
-            # after the index's static checks -- an int into an empty axis is JAX's IndexError)
-            static_ints_of_empty_axes(array.shape, _expand(self.index, array.shape, "x.at[...]"))
-            return array
+            # after the index's static checks -- an int into an empty axis is JAX's IndexError --
+            # and, where the slice is not empty, with the scatter's refusal to differentiate)
+            ids, _ = _flat_ids(array, self.index, mode, wrap_negative_indices)
+            target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
+            return array if 0 in tuple(target) else call_custom(_scatter_apply_operand, array)
         # x[idx]: func's operand where indices are unique, and its shape says whether the slice is
         # empty (JAX's .at[] skips the scatter then: x as it is, differentiable).
         selected = getitem(array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)

@@ -294,3 +294,30 @@ def test_at_apply_of_an_empty_array_with_array_indices_is_the_array_as_jax():
             assert T.jit(f)(x).shape == f(x).shape == (0,)
         with pytest.raises(IndexError):
             x.at[0].apply(np_.sin)
+
+
+@pytest.mark.parametrize("method", ["max", "set", "add", "multiply", "apply"])
+def test_derivatives_of_an_update_of_an_empty_array_refuse_as_jax(method):
+    # (the random programs, seed 17014) an empty x updated at 3 indices is x, but JAX still binds
+    # its scatter, whose derivatives gather the updated slice from the empty axis: its gather
+    # refuses ('Slice size at index 0 ... out of range'), scatter_mul's and scatter_apply's rules
+    # raise NotImplementedError. funcgrad returned x before the scatter and differentiated it.
+    jax = pytest.importorskip("jax")
+    idx = np.array([0, 0, -1])
+
+    def outcomes(T, np_):
+        x = np.zeros((0, 3), np.float32)
+
+        def f(x, y):
+            ref = np_.asarray(x).at[idx]
+            return ref.apply(np_.sin, mode="clip") if method == "apply" else getattr(ref, method)(y)
+
+        out = [np.asarray(T.jit(f)(x, 2.0)).shape]
+        for g in (lambda: T.grad(lambda x: f(x, 2.0).sum())(x), lambda: T.grad(lambda y: f(x, y).sum())(2.0)):
+            try:
+                out.append(np.shape(g()))
+            except (TypeError, NotImplementedError) as e:
+                out.append((type(e).__name__, str(e)[:40]))
+        return out
+
+    assert outcomes(funcgrad, fnp) == outcomes(jax, jax.numpy)
