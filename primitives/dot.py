@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from funcgrad.primitives import _sharding_rules
-from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, move_to_front
+from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor
 from funcgrad.primitives.elementwise.conversion import convert_element_type, convert_element_type_p
 from funcgrad.primitives.structure import transpose
 
@@ -434,22 +434,28 @@ def _batch(
     preferred_element_type=None,
     out_sharding=None,
 ):
+    # JAX's _dot_general_batch_dim_nums: the mapped dimension stays where it is (no transpose of
+    # an operand): mapped on both sides, it is a new leading batch dimension of the product; on one
+    # side, a free dimension of that operand, at its place among them in the result.
     lhs, rhs = vals
     ld, rd = dims
     (lc, rc), (lb, rb) = dimension_numbers
-    shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+
+    def bump(ds, b):  # (the operand's dimensions after the mapped one, one further on)
+        return tuple(d + 1 if d >= b else d for d in ds)
+
+    def free_before(b, batch, contract) -> int:
+        return sum(1 for d in range(b) if d not in batch and d not in contract)
+
     if ld is not None and rd is not None:
-        lhs, rhs = move_to_front(lhs, ld), move_to_front(rhs, rd)
-        new = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
+        new = ((bump(lc, ld), bump(rc, rd)), ((ld, *bump(lb, ld)), (rd, *bump(rb, rd))))
         at = 0
     elif ld is not None:
-        lhs = move_to_front(lhs, ld)
-        new = ((shift(lc), rc), (shift(lb), rb))
-        at = len(lb)
+        new = ((bump(lc, ld), rc), (bump(lb, ld), rb))
+        at = len(lb) + free_before(ld, lb, lc)
     else:
-        rhs = move_to_front(rhs, rd)
-        new = ((lc, shift(rc)), (lb, shift(rb)))
-        at = len(lb) + aval_of(lhs).ndim - len(lc) - len(lb)
+        new = ((lc, bump(rc, rd)), (lb, bump(rb, rd)))
+        at = aval_of(lhs).ndim - len(lc) + free_before(rd, rb, rc)
     if out_sharding is not None:
         # (the result's batch dimension split as vmap's mapped inputs are: get_sharding_for_vmap)
         out_sharding = (*out_sharding[:at], _sharding_rules.vmapped_axes(), *out_sharding[at:])

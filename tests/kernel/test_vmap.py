@@ -206,3 +206,21 @@ def test_vmap_output_errors_say_jax_words():
         funcgrad.vmap(lambda x: x, out_axes=-4)(np.ones((2, 3)))
     with pytest.raises(TypeError, match="Output from batched function 'hello' .* is not a valid JAX type"):
         funcgrad.vmap(lambda x: "hello")(np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "in_axes, shapes",
+    [((1, None), ((3, 4, 5), (5, 6))), ((None, 1), ((4, 5), (5, 3, 6))), ((2, 0), ((4, 5, 3), (3, 5, 6)))],
+)
+def test_vmap_of_dot_leaves_the_mapped_dimension_in_place_as_jax(in_axes, shapes):
+    """vmap of a matrix product binds one dot_general with the mapped dimension where it is (a
+    batch dimension when both operands are mapped, a free one otherwise): JAX's jaxpr, no
+    transpose of an operand, and the result's mapped axis where JAX's is."""
+    jax = pytest.importorskip("jax")
+    args = [np.arange(np.prod(s), dtype=np.float32).reshape(s) / 10 for s in shapes]
+    f = lambda a, b: a @ b  # noqa: E731
+    ours = funcgrad.make_jaxpr(funcgrad.vmap(f, in_axes=in_axes))(*args)
+    assert str(ours) == str(jax.make_jaxpr(jax.vmap(f, in_axes=in_axes))(*args))
+    want = np.asarray(jax.vmap(f, in_axes=in_axes)(*args))
+    for g in (funcgrad.vmap(f, in_axes=in_axes), funcgrad.jit(funcgrad.vmap(f, in_axes=in_axes))):
+        assert_close(np.asarray(g(*args)), want, rtol=1e-6)
