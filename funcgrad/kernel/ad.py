@@ -439,7 +439,12 @@ def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFun
     with core.new_trace(PartialEvalTrace, JaxprBuilder(arrays_as_consts=True), "linearize") as pe:
         tangent_args = [pe.new_arg(a) for a in in_avals]
         with core.new_trace(JVPTrace) as jt:
-            args = [JVPTracer(jt, p, t) for p, t in zip(primals, tangent_args)]
+            # (an integer or boolean input, of a float0 tangent, enters as its primal: NOTE:
+            # [float0 tangents are zeros]; vjp(f, x, n) of an int n with n * n in f multiplied it)
+            args = [
+                p if a.dtype == _dt.float0 else JVPTracer(jt, p, t)
+                for p, t, a in zip(primals, tangent_args, in_avals)
+            ]
             out_primals, out_tangents = _unpack_jvp_outputs(jt, f(*args))
         if any(pe.is_unknown(p) for p in out_primals):
             # A JVP rule computed a primal output from tangents (a generic reduce_window's joint

@@ -320,3 +320,23 @@ def test_integer_tangents_never_enter_arithmetic_as_jax():
             rtol=0,
             atol=0,
         )
+
+
+@pytest.mark.parametrize("n", [np.int8(3), np.array([3, 4], np.int32)])
+def test_vjp_and_linearize_with_integer_inputs_in_arithmetic_as_jax(n):
+    # The program fuzzer (seed 17015): linearize (so vjp and every reverse-mode path) gave an
+    # integer input a JVP tracer of float0 tangent, which the integer arithmetic's rule multiplied
+    # ("mul requires operands of one dtype, got float0[], i8[]"); jax computes (maybe_jvp_tracer)
+    import jax
+
+    x = np.array([0.5, 1.5], np.float32)
+
+    def f(N):
+        return lambda a, k: N.sum(a * (k**2 + k * k).astype(a.dtype))
+
+    got = funcgrad.vjp(f(fnp), x, n)[1](np.float32(1.0))
+    want = jax.vjp(f(jax.numpy), x, n)[1](np.float32(1.0))
+    assert_close(got[0], want[0], rtol=0, atol=0)
+    assert got[1].dtype == want[1].dtype == jax.dtypes.float0
+    inner = funcgrad.jacfwd(lambda a: funcgrad.vjp(f(fnp), a, n)[1](np.float32(1.0))[0])(x)
+    assert_close(inner, jax.jacfwd(lambda a: jax.vjp(f(jax.numpy), a, n)[1](np.float32(1.0))[0])(x))
