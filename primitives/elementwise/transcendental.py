@@ -72,7 +72,9 @@ def _special(name):
     return impl
 
 
-exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True, may_produce_nan=True)
+exp_p = unop(
+    "exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True, may_produce_nan=True, sparse="densifying"
+)
 exp2_p = unop(
     "exp2",
     np.exp2,
@@ -87,7 +89,7 @@ expm1_p = unop(
     may_produce_nan=True,
     sparse="zero_preserving",
 )
-log_p = unop("log", np.log, lambda t, x: div(t, x), may_produce_nan=True)
+log_p = unop("log", np.log, lambda t, x: div(t, x), may_produce_nan=True, sparse="densifying")
 
 
 def _log1p(x):
@@ -136,8 +138,38 @@ cbrt_p = unop(
     may_produce_nan=True,
     sparse="zero_preserving",
 )
-sin_p = unop("sin", np.sin, lambda t, x: mul(t, cos(x)), may_produce_nan=True, sparse="zero_preserving")
-cos_p = unop("cos", np.cos, lambda t, x: neg(mul(t, sin(x))), may_produce_nan=True)
+
+
+def _zero_real_part_kept(fn, part):
+    """NumPy's complex ``fn`` with JAX's value where the real part is (+-)0: its formula selects a
+    +0 ``part`` there ("real" for sine, "imag" for cosine; C99's, NumPy's, keeps the sign of -0)."""
+
+    def impl(x):
+        out = fn(x)
+        if np.iscomplexobj(out):
+            out = np.array(out, copy=True)
+            view = out.real if part == "real" else out.imag
+            view[np.real(x) == 0] = 0.0
+        return out
+
+    impl.__name__ = fn.__name__
+    return impl
+
+
+sin_p = unop(
+    "sin",
+    _zero_real_part_kept(np.sin, "real"),
+    lambda t, x: mul(t, cos(x)),
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
+cos_p = unop(
+    "cos",
+    _zero_real_part_kept(np.cos, "imag"),
+    lambda t, x: neg(mul(t, sin(x))),
+    may_produce_nan=True,
+    sparse="densifying",
+)
 tan_p = unop(
     "tan",
     np.tan,
@@ -154,7 +186,11 @@ asin_p = unop(
     sparse="zero_preserving",
 )
 acos_p = unop(
-    "acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(_const(x, 1), square(x))))), may_produce_nan=True
+    "acos",
+    np.arccos,
+    lambda t, x: neg(mul(t, rsqrt(sub(_const(x, 1), square(x))))),
+    may_produce_nan=True,
+    sparse="densifying",
 )
 atan_p = unop(
     "atan",
@@ -164,7 +200,7 @@ atan_p = unop(
     sparse="zero_preserving",
 )
 sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)), may_produce_nan=True, sparse="zero_preserving")
-cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)), may_produce_nan=True)
+cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)), may_produce_nan=True, sparse="densifying")
 tanh_p = unop(
     "tanh",
     np.tanh,
@@ -183,7 +219,13 @@ asinh_p = unop(
     sparse="zero_preserving",
 )
 # x**2 - 1 as JAX's (the domain is x >= 1; at x = -1 the tangent is +inf, not rsqrt(-0.0) = -inf)
-acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(sub(square(x), 1))), may_produce_nan=True)
+acosh_p = unop(
+    "acosh",
+    np.arccosh,
+    lambda t, x: mul(t, rsqrt(sub(square(x), 1))),
+    may_produce_nan=True,
+    sparse="densifying",
+)
 # t (1 / (1 + x) / (1 - x)), one residual (JAX's (1 / (1 + x)) (t / (1 - x)) keeps two and rounds
 # differently in half precision); its second derivative at x = 1 is -inf + inf = nan, as JAX's
 # (1 / (1 - x^2) gave 2x / 0 = inf)

@@ -122,6 +122,19 @@ def test_numpy_surface_matches_numpy_eager_and_jit(name):
     _close(funcgrad.jit(lambda: fn(fnp))(), want, **kw)
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sine_and_cosine_at_a_signed_zero_real_part_as_jax(name):
+    # (the lax-parameter fuzzer's complex probe) JAX's formula selects a +0 part where the real
+    # part is 0 or -0: sin(-0+0j) is 0+0j, cos(-0+0j) 1+0j (C99 and NumPy keep the -0)
+    z = np.array([complex(-0.0, 0.0), complex(-0.0, -0.0), complex(0.0, -2.0), complex(-0.0, np.inf), 1 + 1j])
+    want = np.asarray(getattr(jax.lax, name)(z))
+    for got in (getattr(lax, name)(z), funcgrad.jit(getattr(lax, name))(z)):
+        got = np.asarray(got)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+        np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
 def test_array_methods_and_properties():
     z = fnp.asarray(Z)
     _close(z.real, Z.real)

@@ -94,7 +94,9 @@ def _complex_sin_cos(x, is_sin: bool):
     snh = ew.div_p.bind(ew.sub_p.bind(e1m, e2m), two)
     csh = ew.div_p.bind(ew.add_p.bind(ew.add_p.bind(e1m, e2m), two), two)
     a_is_zero = ew.eq_p.bind(a, zero)
-    zeros = ew.mul_p.bind(a, zero)  # (a's shape; 0 * a is 0 wherever a is, the only place used)
+    # (a's shape; +0 where a is 0, the only place used: 0 * a would be -0 at a = -0, and jax's
+    # zero is +0 there, sin(-0+0j) = 0+0j)
+    zeros = ew.mul_p.bind(ew.abs_p.bind(a), zero)
     if is_sin:
         re, im = ew.mul_p.bind(sn, csh), ew.mul_p.bind(cs, snh)
         return [ew.select(a_is_zero, cx.complex_p.bind(zeros, im), cx.complex_p.bind(re, im))]
