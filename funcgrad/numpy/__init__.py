@@ -19,7 +19,7 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 
 Modules: ``_core`` (conversion, promotion, elementwise operands), ``_operands`` (array-likeness,
 shapes, broadcasting of shapes, axes), ``_dtypes``, ``constants``, ``ufuncs``, ``transcendental``,
-``complexes`` (complex parts and order), ``reductions``, ``creation``, ``manipulation``,
+``complexes`` (complex parts and order), ``reductions``, ``creation``, ``manipulation``, ``rearrangement``,
 ``contractions``, ``indexing``, ``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``,
 ``vectorization``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK primitives;
 ``_linalg`` holds the solves and determinants it shares with ``funcgrad.scipy.linalg``) and ``fft``
@@ -66,6 +66,7 @@ from funcgrad.numpy.misc import *  # noqa: F403
 from funcgrad.numpy.numeric import *  # noqa: F403
 from funcgrad.numpy.padding import *  # noqa: F403
 from funcgrad.numpy.polynomial import *  # noqa: F403
+from funcgrad.numpy.rearrangement import *  # noqa: F403
 from funcgrad.numpy.reductions import *  # noqa: F403
 from funcgrad.numpy.scalar_types import *  # noqa: F403
 from funcgrad.numpy.setops import *  # noqa: F403

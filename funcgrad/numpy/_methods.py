@@ -26,6 +26,7 @@ from funcgrad.numpy import (
     lookup,
     manipulation,
     misc,
+    rearrangement,
     reductions,
     sorting,
     transcendental,
@@ -178,7 +179,7 @@ def _byteswap(self, inplace=False):
         return cx.complex_p.bind(_byteswap(complexes.real(x)), _byteswap(complexes.imag(x)))
     if x.dtype.itemsize == 1:
         return asarray(x, copy=True)
-    swapped = manipulation.flip(bc.bitcast_convert_type(x, np.uint8), -1)
+    swapped = rearrangement.flip(bc.bitcast_convert_type(x, np.uint8), -1)
     return bc.bitcast_convert_type(swapped, x.dtype)
 
 
@@ -377,7 +378,7 @@ _METHODS = {
     "flatten": manipulation.ravel,
     "squeeze": manipulation.squeeze,
     "swapaxes": manipulation.swapaxes,
-    "repeat": manipulation.repeat,
+    "repeat": rearrangement.repeat,
     "dot": contractions.dot,
     "trace": contractions.trace,
     "diagonal": lookup.diagonal,

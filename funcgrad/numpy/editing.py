@@ -32,8 +32,8 @@ from funcgrad.numpy.manipulation import (
     ravel,
     reshape,
     split,
-    tile,
 )
+from funcgrad.numpy.rearrangement import tile
 from funcgrad.numpy.sorting import argsort, cumsum
 from funcgrad.numpy.ufuncs import clip
 

@@ -1,8 +1,8 @@
 """funcgrad.numpy.fft: NumPy's discrete Fourier transforms (the 18 names of ``jax.numpy.fft``),
 differentiable, batchable and compilable.
 
-Layer: surface. Imports ``funcgrad.numpy._core``, ``complexes`` and ``manipulation``, and the
-primitive catalog (fft, structure, elementwise families).
+Layer: surface. Imports ``funcgrad.numpy._core``, ``complexes``, ``manipulation`` and
+``rearrangement``, and the primitive catalog (fft, structure, elementwise families).
 
 Every transform is the catalog's one ``fft`` primitive (``stablehlo.fft`` under ``jit``, NumPy's
 pocketfft eagerly) with the bookkeeping around it done here, as ``jax.numpy.fft`` does it: the
@@ -29,7 +29,8 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import _arraylike
 from funcgrad.numpy._core import asarray, aval, constant, normalize_axis, place_on, promote_args_inexact
 from funcgrad.numpy.complexes import conjugate
-from funcgrad.numpy.manipulation import moveaxis, roll
+from funcgrad.numpy.manipulation import moveaxis
+from funcgrad.numpy.rearrangement import roll
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.fft import FftType

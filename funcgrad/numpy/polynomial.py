@@ -24,9 +24,10 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy.creation import arange, eye, full, ones, zeros
 from funcgrad.numpy.indexing import getitem
-from funcgrad.numpy.manipulation import concatenate, reshape, roll
+from funcgrad.numpy.manipulation import concatenate, reshape
 from funcgrad.numpy.misc import vander
 from funcgrad.numpy.numeric import convolve
+from funcgrad.numpy.rearrangement import roll
 from funcgrad.numpy.sorting import argsort
 from funcgrad.numpy.transcendental import cos, exp, sqrt
 from funcgrad.numpy.ufuncs import abs, where3

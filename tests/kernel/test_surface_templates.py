@@ -120,6 +120,7 @@ def test_every_public_function_of_a_covered_module_is_templated():
         "funcgrad.numpy.reductions",
         "funcgrad.numpy.contractions",
         "funcgrad.numpy.manipulation",
+        "funcgrad.numpy.rearrangement",
         "funcgrad.numpy.indexing",
         "funcgrad.numpy.index_update",
         "funcgrad.numpy.lookup",
