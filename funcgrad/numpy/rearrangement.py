@@ -200,14 +200,7 @@ def roll(a, shift, axis=None):
     ):
         return _roll_traced(a, shift, axis)
     shifts = [concrete_int(s, "roll's shift") for s in as_sequence(shift)]
-    axes = [normalize_axis(ax, a.ndim) for ax in as_sequence(axis)]
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = shifts * len(axes)
-    elif len(axes) == 1 and len(shifts) > 1:
-        axes = axes * len(shifts)
-    if len(shifts) != len(axes):
-        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length")
-    for s, ax in zip(shifts, axes):
+    for s, ax in _paired(shifts, axis, a.ndim):
         n = a.shape[ax]
         if n == 0:
             continue
@@ -218,6 +211,20 @@ def roll(a, shift, axis=None):
     return a
 
 
+def _paired(shifts, axis, ndim: int) -> list:
+    """``roll``'s (shift, axis) pairs: one of each, or one shift for every axis, or every shift
+    along one axis (NumPy's rule and words)."""
+    shifts = list(shifts)
+    axes = [normalize_axis(ax, ndim) for ax in as_sequence(axis)]
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length")
+    return list(zip(shifts, axes))
+
+
 def _slice_along(a, start, limit, axis):
     starts, limits = [0] * a.ndim, list(a.shape)
     starts[axis], limits[axis] = start, limit
@@ -226,15 +233,7 @@ def _slice_along(a, start, limit, axis):
 
 def _roll_traced(a, shift, axis):
     """``roll`` by traced shifts: a window of the array concatenated with itself."""
-    shifts = as_sequence(shift)
-    axes = [normalize_axis(ax, a.ndim) for ax in as_sequence(axis)]
-    if len(shifts) == 1:
-        shifts = list(shifts) * len(axes)
-    elif len(axes) == 1:
-        axes = axes * len(shifts)
-    if len(shifts) != len(axes):
-        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length")
-    for s, ax in zip(shifts, axes):
+    for s, ax in _paired(as_sequence(shift), axis, a.ndim):
         n = a.shape[ax]
         if n == 0:
             continue
