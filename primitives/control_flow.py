@@ -64,8 +64,8 @@ __all__ = ["cond_p", "while_p", "ReverseModeWhileLoopError", "any_lane"]
 
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while", multiple_results=True)
-cond_p.def_traits(jaxpr_params=("branches",))
-while_p.def_traits(jaxpr_params=("cond_jaxpr", "body_jaxpr"))
+cond_p.def_traits(jaxpr_params=("branches",), sparse="cond")
+while_p.def_traits(jaxpr_params=("cond_jaxpr", "body_jaxpr"), sparse="while")
 for _p in (cond_p, while_p):
     # Eager impls receive Arrays as they are (device buffers stay there) and run compiled.
     _p.impl_takes_arrays = True

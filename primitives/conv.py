@@ -651,6 +651,7 @@ conv_general_dilated_p.def_jvp(bilinear_jvp(conv_general_dilated_p))
 conv_general_dilated_p.def_transpose(_transpose)
 conv_general_dilated_p.def_batch(_batch)
 conv_general_dilated_p.def_traits(linear=True)  # bilinear: linear in each operand separately
+conv_general_dilated_p.def_traits(sparse="conv_general_dilated")
 conv_general_dilated_p.def_taylor(bilinear_taylor(conv_general_dilated_p))
 
 

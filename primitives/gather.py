@@ -447,7 +447,7 @@ gather_p.weak_type_of = _operand_weak_type
 gather_p.def_jvp(_linear_jvp(gather_p, (0,), tangent_params={"fill_value": 0}))
 gather_p.def_transpose(_gather_transpose)
 gather_p.def_batch(_gather_batch)
-gather_p.def_traits(linear=True)  # in the operand; the indices are integers
+gather_p.def_traits(linear=True, sparse="gather")  # in the operand; the indices are integers
 gather_p.def_taylor(linear_taylor(gather_p, {"fill_value": 0}))  # (linear in the operand)
 
 

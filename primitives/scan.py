@@ -64,7 +64,7 @@ from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, t
 __all__ = ["scan_p"]
 
 scan_p = Primitive("scan", multiple_results=True)
-scan_p.def_traits(jaxpr_params=("jaxpr",))
+scan_p.def_traits(jaxpr_params=("jaxpr",), sparse="scan")
 scan_p.impl_takes_arrays = True  # (as cond and while: Arrays pass through, the loop runs compiled)
 
 # ----------------------------------------------------------------------------------------------

@@ -74,6 +74,7 @@ bessel_i0e_p = unop(
     accepted=_dt.is_float,
     taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
     may_produce_nan=True,
+    sparse="densifying",  # (i0e(0) == 1)
 )
 
 

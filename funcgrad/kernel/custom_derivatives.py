@@ -431,7 +431,7 @@ custom_jvp_call_p.def_traits(
     jaxpr_params=("call_jaxpr",),
     taylor_from_jvp="its series follow the user's custom JVP rule, by design",
 )
-custom_jvp_call_p.def_traits(runs_user_rules=True)
+custom_jvp_call_p.def_traits(runs_user_rules=True, sparse="custom_jvp")
 # (a call whose rule refuses every derivative, as JAX's primitive without a JVP rule that it stands
 # for: kept in a traced program when dead, so a jvp of the jit or checkpoint refuses as JAX's)
 custom_jvp_call_p.def_traits(kept_when_dead=lambda params: getattr(params["jvp"], "refuses", False))

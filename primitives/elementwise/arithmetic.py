@@ -478,7 +478,7 @@ nextafter_p = naryop(
 no_derivative(nextafter_p)  # (JAX defines none: a nonzero tangent raises; the fuzzer: funcgrad gave zeros)
 and_p = naryop("and", np.bitwise_and, accepted=_integer_or_bool, differentiable=False)
 or_p = naryop("or", np.bitwise_or, accepted=_integer_or_bool, differentiable=False)
-xor_p = naryop("xor", np.bitwise_xor, accepted=_integer_or_bool, differentiable=False)
+xor_p = naryop("xor", np.bitwise_xor, accepted=_integer_or_bool, differentiable=False, sparse="densifying")
 
 
 def _shift_left(x, y):
@@ -518,12 +518,15 @@ shift_right_logical_p = naryop(
     "shift_right_logical", _shift_right_logical, accepted=_integer, differentiable=False
 )
 
-eq_p = naryop("eq", np.equal, result_dtype=np.bool_, differentiable=False)
-ne_p = naryop("ne", np.not_equal, result_dtype=np.bool_, differentiable=False)
-lt_p = naryop("lt", np.less, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
-le_p = naryop("le", np.less_equal, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
-gt_p = naryop("gt", np.greater, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
-ge_p = naryop("ge", np.greater_equal, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
+eq_p = naryop("eq", np.equal, result_dtype=np.bool_, differentiable=False, sparse="densifying")
+ne_p = naryop("ne", np.not_equal, result_dtype=np.bool_, differentiable=False, sparse="densifying")
+# (sparse="densifying": a comparison of zeros is true or false everywhere, a dense result, which
+# sparsify refuses as JAX's)
+_compare = dict(accepted=_ordered, result_dtype=np.bool_, differentiable=False, sparse="densifying")
+lt_p = naryop("lt", np.less, **_compare)
+le_p = naryop("le", np.less_equal, **_compare)
+gt_p = naryop("gt", np.greater, **_compare)
+ge_p = naryop("ge", np.greater_equal, **_compare)
 
 # ----------------------------------------------------------------------------------------------
 # select_n and clamp

@@ -21,6 +21,8 @@ from funcgrad.experimental.sparse._base import JAXSparse
 from funcgrad.experimental.sparse._bcoo import BCOO
 from funcgrad.experimental.sparse._bcsr import BCSR
 from funcgrad.experimental.sparse._matrix import COO, CSC, CSR
+from funcgrad.interpreters import ad, batching, mlir
+from funcgrad.kernel import core
 
 __all__ = ["empty", "eye", "random_bcoo", "todense"]
 
@@ -45,7 +47,21 @@ def todense(arr):
     """
     if isinstance(arr, JAXSparse):
         return arr.todense()
+    if isinstance(arr, core.Tracer):  # (staged, so sparsify sees where a sparse argument is densified)
+        return todense_p.bind(arr)
     return arr
+
+
+# JAX's ``todense`` primitive: the identity on a dense value, staged where ``todense`` is applied to
+# a traced one. ``sparsify`` traces its function with dense stand-ins for the sparse arguments
+# (NOTE: [sparsify]); there the equation's sparse operand is densified (``_transform``'s rule of
+# the sparse package's own primitives).
+todense_p = core.Primitive("todense")
+todense_p.def_impl(lambda x: x)
+todense_p.def_abstract_eval(lambda x: x)
+ad.deflinear(todense_p, lambda t: [t])
+batching.defvectorized(todense_p)
+mlir.register_lowering(todense_p, mlir.lower_fun(lambda x: x, multiple_results=False))
 
 
 def empty(shape, dtype=None, index_dtype="int32", sparse_format="bcoo", **kwds):

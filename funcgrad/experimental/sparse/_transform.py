@@ -23,10 +23,15 @@ Layer: surface. Imports the kernel (``core.eval_jaxpr``'s pieces, ``ir``), funcg
 #   reshape (no dense dimensions)                                      -> bcoo_reshape
 #   jit (a nested jitted call)                                         -> its jaxpr, sparsified
 #
-# Every other primitive with a sparse input (and sparse+dense addition, which jax refuses) takes
-# the dense form of its sparse inputs and binds the primitive: the result is dense and correct,
-# only not sparse. jax raises NotImplementedError there instead; the densifying fallback is a
-# deliberate difference (the result equals ``f`` on dense inputs).
+#   gather from a sparse operand, convolutions                         -> bcoo_gather, bcoo_conv_...
+#   cond/switch, while_loop, scan (no sparse xs), custom_jvp           -> their functions sparsified
+#                                                                        (cond's branches must agree)
+#
+# A primitive with a sparse input and no rule raises JAX's NotImplementedError ("sparse rule for
+# cos is not implemented because it would result in dense output" for the ``densifying`` kind,
+# f(0) != 0; "sparse rule for P is not implemented." otherwise), as do sparse - dense, a division
+# by a sparse array, x ** -n and sparse + dense broadcasting the dense operand, in JAX's words:
+# sparsify never densifies silently (sparse + dense of the result's shape is dense, as JAX's).
 """
 
 from __future__ import annotations
@@ -37,7 +42,9 @@ import threading
 import numpy as np
 
 import funcgrad.numpy as jnp
-from funcgrad.api import make_jaxpr
+from funcgrad._control_flow import scan, switch, while_loop
+from funcgrad.api import eval_shape, make_jaxpr
+from funcgrad.experimental.sparse._api import todense_p
 from funcgrad.experimental.sparse._base import JAXSparse
 from funcgrad.experimental.sparse._bcoo import (
     BCOO,
@@ -53,7 +60,9 @@ from funcgrad.experimental.sparse._bcsr import BCSR
 from funcgrad.experimental.sparse._structural import (
     bcoo_broadcast_in_dim,
     bcoo_concatenate,
+    bcoo_conv_general_dilated,
     bcoo_dynamic_slice,
+    bcoo_gather,
     bcoo_rev,
     bcoo_slice,
     bcoo_squeeze,
@@ -122,10 +131,112 @@ def _product(a, b, eqn):
 
 def _sum(a, b, eqn, negate=False):
     if not (isinstance(a, BCOO) and isinstance(b, BCOO)):
-        return None  # sparse + dense is dense (as jax)
-    if a.shape != b.shape or a.n_batch != b.n_batch or a.n_dense != b.n_dense:
+        if negate:
+            raise NotImplementedError("Subtraction between sparse and dense array.")
+        dense = b if isinstance(a, BCOO) else a
+        out_shape = tuple(eqn.outvars[0].aval.shape)
+        if tuple(np.shape(dense)) != out_shape:  # (JAX's rule: no silent densification of the sparse one)
+            raise NotImplementedError(
+                "Addition between a sparse array X and a dense array Y is not implemented when the output "
+                "shape is larger than Y.shape. This is to prevent silent densification of a large sparse "
+                "array. If this is your intent, you can explicitly cast the sparse array to a dense matrix."
+            )
+        return eqn.primitive.bind(*_densify([a, b]), **eqn.params)  # sparse + dense is dense
+    if a.n_batch != b.n_batch or a.n_dense != b.n_dense:
+        raise NotImplementedError("Addition between sparse matrices with different batch/dense dimensions.")
+    if a.shape != b.shape:
         return None
     return add_bcoo(a, -b if negate else b)
+
+
+def _densifying(*values, eqn):
+    raise NotImplementedError(
+        f"sparse rule for {eqn.primitive} is not implemented because it would result in dense output. "
+        "If this is your intent, use sparse.todense() to convert your arguments to dense matrices."
+    )
+
+
+def _power(x, eqn):
+    y = eqn.params["y"]
+    if y <= 0:
+        raise NotImplementedError(
+            f"sparse rule for {eqn.primitive} with non-positive exponent {y} is not implemented because it "
+            "would result in dense output. If this is your intent, use sparse.todense() to convert your "
+            "argument to a dense array."
+        )
+    return _elementwise(x, eqn)
+
+
+def _quotient(x, y, eqn):
+    if isinstance(y, BCOO):
+        raise NotImplementedError(
+            "Division by a sparse array is not implemented because it would result in dense output. If "
+            "this is your intent, use sparse.todense() to convert your arguments to a dense array."
+        )
+    # (JAX's: times 1 / y)
+    return _same_data(x, x.data / y) if jnp.ndim(y) == 0 else bcoo_multiply_dense(x, 1.0 / y)
+
+
+def _run(closed, leading=()):
+    """``closed`` (a closed jaxpr) as a function of its remaining inputs, evaluated sparsely."""
+    return lambda *args: _eval(closed.jaxpr, closed.consts, [*leading, *args])
+
+
+def _cond(index, *operands, eqn):
+    # Each branch sparsified over the operands; they must agree on which results are sparse (and
+    # their nse), JAX's TypeError otherwise.
+    branches = [_run(b) for b in eqn.params["branches"]]
+    outs = [tree_flatten(eval_shape(b, *operands)) for b in branches]
+    types = [(tree, [(s.shape, s.dtype) for s in leaves]) for leaves, tree in outs]
+    for t in types[1:]:
+        if t != types[0]:
+            raise TypeError(
+                "sparsified true_fun output must have same type structure as sparsified false_fun output: "
+                f"{types[0][0]} and {t[0]}"
+            )
+    return switch(index, branches, *operands)
+
+
+def _while(*values, eqn):
+    p = eqn.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cond_consts, body_consts, init = values[:nc], values[nc : nc + nb], values[nc + nb :]
+    cond, body = _run(p["cond_jaxpr"], cond_consts), _run(p["body_jaxpr"], body_consts)
+    return while_loop(lambda carry: cond(*carry)[0], lambda carry: body(*carry), list(init))
+
+
+def _scan(*values, eqn):
+    p = eqn.params
+    n_consts, n_carry = p["num_consts"], p["num_carry"]
+    consts, carry, xs = values[:n_consts], values[n_consts : n_consts + n_carry], values[n_consts + n_carry :]
+    if any(isinstance(x, BCOO) for x in xs):
+        raise NotImplementedError("sparse rule for scan with x values.")  # (JAX's: rows of a BCOO)
+    body = _run(p["jaxpr"], consts)
+
+    def step(c, x):
+        outs = body(*c, *x)
+        return outs[:n_carry], outs[n_carry:]
+
+    c, ys = scan(step, list(carry), list(xs), length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
+    return [*c, *ys]
+
+
+_GATHER_PARAMS = (
+    "dimension_numbers",
+    "slice_sizes",
+    "unique_indices",
+    "indices_are_sorted",
+    "mode",
+    "fill_value",
+)
+_CONV_PARAMS = (
+    "window_strides", "padding", "lhs_dilation", "rhs_dilation", "dimension_numbers", "feature_group_count",
+    "batch_group_count", "precision", "preferred_element_type",
+)  # fmt: skip
+
+
+def _picked(eqn, names) -> dict:
+    return {k: eqn.params[k] for k in names if k in eqn.params}
 
 
 def _call(*values, eqn):
@@ -147,13 +258,9 @@ _RULES = {
     "zero_preserving_linear": lambda x, eqn: (
         _elementwise(x, eqn, linear=True) if isinstance(x, BCOO) else None
     ),
-    "positive_power": lambda x, eqn: _elementwise(x, eqn) if eqn.params["y"] > 0 else None,
+    "positive_power": _power,
     "product": _product,
-    "quotient": lambda x, y, eqn: (
-        (_same_data(x, x.data / y) if jnp.ndim(y) == 0 else bcoo_multiply_dense(x, 1.0 / y))
-        if isinstance(x, BCOO) and not isinstance(y, BCOO)  # (JAX's: times 1 / y)
-        else None
-    ),
+    "quotient": _quotient,
     "sum": _sum,
     "difference": lambda a, b, eqn: _sum(a, b, eqn, negate=True),
     "reshape": lambda x, eqn: (
@@ -195,14 +302,31 @@ _RULES = {
         preferred_element_type=eqn.params.get("preferred_element_type"),
     ),
     "call": _call,
+    "custom_jvp": lambda *values, eqn: _run(eqn.params["call_jaxpr"])(*values),
+    "cond": _cond,
+    "while": _while,
+    "scan": _scan,
+    "gather": lambda x, idx, eqn: (
+        bcoo_gather(x, idx, **_picked(eqn, _GATHER_PARAMS)) if not isinstance(idx, BCOO) else None
+    ),
+    "conv_general_dilated": lambda lhs, rhs, eqn: bcoo_conv_general_dilated(
+        lhs, rhs, **_picked(eqn, _CONV_PARAMS)
+    ),
+    "densifying": _densifying,
 }
 assert _RULES.keys() == SPARSE_KINDS.keys(), "one sparsify rule per kind of PrimitiveTraits.sparse"
 
 
 def _sparse_rule(eqn, values):
-    """The result of ``eqn`` on ``values`` (some of them BCOO), or None to densify."""
+    """The result of ``eqn`` on ``values`` (some of them BCOO): its kind's rule, or JAX's
+    NotImplementedError where there is none (or none for these operands)."""
+    if eqn.primitive is todense_p:  # (the sparse package's own primitive, outside the catalog)
+        return values[0].todense()
     kind = eqn.primitive.traits.sparse
-    return None if kind is None else _RULES[kind](*values, eqn=eqn)
+    out = None if kind is None else _RULES[kind](*values, eqn=eqn)
+    if out is None:
+        raise NotImplementedError(f"sparse rule for {eqn.primitive} is not implemented.")
+    return out
 
 
 def _eval(jaxpr, consts, args):
@@ -216,8 +340,6 @@ def _eval(jaxpr, consts, args):
         values = [read(a) for a in eqn.invars]
         if any(isinstance(v, BCOO) for v in values):
             out = _sparse_rule(eqn, values)
-            if out is None:  # no sparse rule: the dense form (NOTE: [sparsify])
-                out = eqn.primitive.bind(*_densify(values), **eqn.params)
         else:
             out = eqn.primitive.bind(*values, **eqn.params)
         if eqn.primitive.multiple_results:

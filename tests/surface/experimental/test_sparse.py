@@ -640,8 +640,14 @@ def test_sparsify_gradient_nested_jit_and_fallback():
     out = sparse.sparsify(lambda x: funcgrad.jit(lambda y: (-y).sum(1))(x))(x)
     assert isinstance(out, BCOO)
     np.testing.assert_allclose(out.todense(), -a.sum(1), atol=1e-12)
-    # no sparse rule (exp does not keep zeros; sparse + dense): the dense result
-    np.testing.assert_allclose(sparse.sparsify(lambda x: fnp.exp(x) + x)(x), np.exp(a) + a)
+    # no sparse rule (exp does not keep zeros), sparse - dense, a broadcast dense addend: JAX's
+    # NotImplementedError, never a silent dense result; sparse + dense of one shape is dense
+    for np_, sp, arg in ((fnp, sparse, x), (jnp, js, jx)):
+        for f in (np_.exp, lambda m: m - np.ones(3), lambda m: m + np.ones(3), lambda m: m**-1):
+            with pytest.raises(NotImplementedError):
+                sp.sparsify(f)(arg)
+    np.testing.assert_allclose(sparse.sparsify(lambda m: m + fnp.ones_like(m))(x), a + 1)
+    np.testing.assert_allclose(js.sparsify(lambda m: m + jnp.ones_like(m))(jx), a + 1)
     with pytest.raises(TypeError, match="CSR arguments are not supported"):
         sparse.sparsify(lambda m: m)(sparse.CSR.fromdense(a))
 
@@ -782,3 +788,45 @@ def test_sparse_arrays_have_len_block_until_ready_and_no_hash_as_jax(fmt):
     assert len(x) == 5 and x.block_until_ready() is x
     with pytest.raises(TypeError):
         hash(x)
+
+
+def test_sparsify_control_flow_and_errors_as_jax():
+    """cond, while_loop, scan, custom_jvp, gather, convolve and todense keep sparse results where
+    jax's sparsify does; operations without a sparse rule raise its NotImplementedError."""
+    a = _dense((5,), seed=41)
+    x, jx = BCOO.fromdense(a), _jfromdense(a)
+
+    def cases(np_, lax):
+        return {
+            "cond": lambda m: lax.cond(False, lambda v: v, lambda v: 2 * v, m),
+            "while": lambda m: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, 2 * c[1]), (0, m))[1],
+            "scan": lambda m: lax.scan(lambda c, _: (c * 3.0, None), m, None, length=2)[0],
+            "gather": lambda m: m[np_.array([3, 1])],
+            "convolve": lambda m: np_.convolve(m, np_.array([1.0, 2.0, 0.5])),
+        }
+
+    ours, theirs = cases(fnp, funcgrad.lax), cases(jnp, jax.lax)
+    for name in ours:
+        got = sparse.sparsify(ours[name])(x)
+        want = jax.jit(js.sparsify(theirs[name]))(jx)  # (one compiled program: eagerly, dozens)
+        assert isinstance(got, BCOO) == isinstance(want, js.BCOO), name
+        np.testing.assert_allclose(got.todense(), _jtodense(want), rtol=1e-12, err_msg=name)
+    square = funcgrad.custom_jvp(lambda v: v**2)
+    square.defjvp(lambda p, t: (p[0] ** 2, 2 * t[0] * p[0]))
+    out = sparse.sparsify(square)(x)
+    assert isinstance(out, BCOO)
+    np.testing.assert_allclose(out.todense(), a**2)
+    np.testing.assert_allclose(sparse.sparsify(lambda m: sparse.todense(m) + 1.0)(x), a + 1)
+    # errors: JAX's types and words
+    for f, jf in (
+        (fnp.cos, jnp.cos),
+        (lambda m: funcgrad.lax.complex(m, m), lambda m: jax.lax.complex(m, m)),
+        (lambda m: m / m, lambda m: m / m),
+    ):
+        with pytest.raises(NotImplementedError) as mine:
+            sparse.sparsify(f)(x)
+        with pytest.raises(NotImplementedError) as jaxs:
+            jax.jit(js.sparsify(jf))(jx)
+        assert str(mine.value) == str(jaxs.value)
+    with pytest.raises(TypeError, match="sparsified true_fun output must have same type structure"):
+        sparse.sparsify(lambda m, d: funcgrad.lax.cond(False, lambda v: v[0], lambda v: v[1], (m, d)))(x, a)
