@@ -204,6 +204,23 @@ def to_front(x, dim: int | None, axis_size: int):
     return move_to_front(x, dim)
 
 
+def reduction_batch(primitive: Primitive, moved: Callable[[dict], dict], refusal: str) -> Callable:
+    """The batch rule of a generic reduction (``lax.reduce``, ``lax.reduce_window``: n operands,
+    their n scalar initial values, the reducer's ``jaxpr``): the operands' batch dimension goes
+    first (``moved(params)``: the parameters that say so); the initial values must be unbatched,
+    ``refusal`` (a ValueError) says why otherwise."""
+
+    def batch(axis_size, vals, dims, *, jaxpr, **params):
+        n = len(vals) // 2
+        if any(d is not None for d in dims[n:]):
+            raise ValueError(refusal)
+        operands = [to_front(v, d, axis_size) for v, d in zip(vals[:n], dims[:n])]
+        return primitive.bind(*operands, *vals[n:], jaxpr=jaxpr, **moved(params)), [0] * n
+
+    batch.__name__ = f"{primitive.name}_batch"
+    return batch
+
+
 def elementwise_batch(primitive: Primitive):
     """Batch rule for n-ary elementwise primitives (JAX's ``broadcast_batcher``): operands batched
     along one dimension, with scalars, bind as they are; otherwise batch dimensions go to the

@@ -36,7 +36,7 @@ from funcgrad.primitives._rules import (
     JET_OF_SUBPROGRAM,
     aval_of,
     checked_impl,
-    to_front,
+    reduction_batch,
 )
 from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
@@ -442,24 +442,19 @@ def _generic_jvp(primals, tangents, *, jaxpr, dimensions):
     return jvp_flat(tree, list(primals[:n]), [instantiate(t) for t in tangents[:n]])
 
 
-def _generic_batch(axis_size, vals, dims, *, jaxpr, dimensions):
-    n = len(vals) // 2
-    if any(d is not None for d in dims[n:]):
-        raise ValueError(
-            "lax.reduce: init_values must not be batched by vmap (each reduction starts from one "
-            "scalar); pass them unbatched, e.g. with in_axes=None"
-        )
-    operands = [to_front(v, d, axis_size) for v, d in zip(vals[:n], dims[:n])]
-    outs = reduce_p.bind(*operands, *vals[n:], jaxpr=jaxpr, dimensions=tuple(d + 1 for d in dimensions))
-    return outs, [0] * n
-
-
 reduce_p = Primitive("reduce", multiple_results=True)
 reduce_p.def_traits(jaxpr_params=("jaxpr",), taylor_from_jvp=JET_OF_SUBPROGRAM, may_produce_nan=True)
 reduce_p.def_impl(checked_impl(_generic_abstract_eval, _generic_impl))
 reduce_p.def_abstract_eval(_generic_abstract_eval)
 reduce_p.def_jvp(_generic_jvp)
-reduce_p.def_batch(_generic_batch)
+reduce_p.def_batch(
+    reduction_batch(
+        reduce_p,
+        lambda params: {"dimensions": tuple(d + 1 for d in params["dimensions"])},
+        "lax.reduce: init_values must not be batched by vmap (each reduction starts from one "
+        "scalar); pass them unbatched, e.g. with in_axes=None",
+    )
+)
 
 
 __all__ = [

@@ -39,6 +39,7 @@ from funcgrad.primitives._rules import (
     JET_OF_SUBPROGRAM,
     aval_of,
     checked_impl,
+    reduction_batch,
     to_front,
 )
 from funcgrad.primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
@@ -554,22 +555,17 @@ def _generic_jvp(primals, tangents, *, jaxpr, **params):
     return res[:n], res[n:]
 
 
-def _generic_batch(axis_size, vals, dims, *, jaxpr, **params):
-    n = len(vals) // 2
-    if any(d is not None for d in dims[n:]):
-        raise ValueError(
-            "reduce_window: init_value must not be batched by vmap (each window reduction starts from "
-            "one scalar); pass it unbatched, e.g. with in_axes=None"
-        )
-    operands = [to_front(v, d, axis_size) for v, d in zip(vals[:n], dims[:n])]
-    new = {k: ((0, 0) if k == "padding" else 1,) + tuple(v) for k, v in params.items()}
-    outs = reduce_window_p.bind(*operands, *vals[n:], jaxpr=jaxpr, **new)
-    return outs, [0] * n
-
-
 reduce_window_p = Primitive("reduce_window", multiple_results=True)
 reduce_window_p.def_traits(jaxpr_params=("jaxpr",), taylor_from_jvp=JET_OF_SUBPROGRAM, may_produce_nan=True)
 reduce_window_p.def_impl(checked_impl(_generic_abstract_eval, _generic_impl))
 reduce_window_p.def_abstract_eval(_generic_abstract_eval)
 reduce_window_p.def_jvp(_generic_jvp)
-reduce_window_p.def_batch(_generic_batch)
+reduce_window_p.def_batch(
+    reduction_batch(
+        reduce_window_p,
+        # (the batch dimension as one more window dimension: size 1, stride 1, no padding)
+        lambda params: {k: ((0, 0) if k == "padding" else 1, *v) for k, v in params.items()},
+        "reduce_window: init_value must not be batched by vmap (each window reduction starts from "
+        "one scalar); pass it unbatched, e.g. with in_axes=None",
+    )
+)
