@@ -367,6 +367,9 @@ def shard_map(
         dyn = [asarray(flat[i]) for i in dyn_pos]
         norm_in = []
         blocks = []
+        # (under vmap(spmd_axis_name=names) the batch rule splits the mapped dimension over
+        # names: the body traced here is one example's, whose gradients share nothing over them)
+        spmd = frozenset(sr._spmd_axes.get()) & frozenset(manual)
         for i, x in zip(dyn_pos, dyn):
             aval = core.get_aval(x)
             s = leaf_specs[i]
@@ -404,12 +407,13 @@ def shard_map(
             return _run_eagerly(f, rebuild, dyn, norm_in, out_specs, m, manual, check, where)
         box = []
         seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
+        logical = tuple(n for n in manual if n not in spmd)
 
         def body(*leaves):
             # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far;
             # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
             trace = core.current_trace()
-            convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
+            convention = functools.partial(_logical_transpose, trace, seeds, m, logical) if check else None
             with (
                 ad.transpose_convention(convention),
                 _inside_body((trace, seeds, m, manual) if check else None, manual, m),

@@ -262,20 +262,22 @@ def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, manual_axes):
 shard_map_p.def_jvp(_jvp)
 
 
-def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes):
-    # NOTE: [shard_map transpose]
+def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd=()):
+    # NOTE: [shard_map transpose]; the axes of an enclosing vmap's spmd_axis_name are not
+    # broadcast along (its batch rule splits the batch over them: JAX's
+    # _all_newly_manual_mesh_names), so no cotangent is summed or shared over them
     with _env(mesh, manual_axes):
         transposed, written = derived_transpose(jaxpr, linear, ct_zero)
         if written:  # (NOTE: [state written by a backward pass]: not threaded through shard_map)
             raise NotImplementedError("shard_map of a custom_vjp whose bwd writes a Ref")
         sizes = mesh_sizes(mesh)
         n_nonlin = sum(not lin for lin in linear)
-        ct_scale = [
-            math.prod(sizes[n] for n in _unmentioned(mesh, s, manual_axes))
-            for s, z in zip(out_specs, ct_zero)
-            if not z
-        ]
-        sums = [_unmentioned(mesh, s, manual_axes) for s, lin in zip(in_specs, linear) if lin]
+
+        def unmentioned(spec):
+            return tuple(n for n in _unmentioned(mesh, spec, manual_axes) if n not in spmd)
+
+        ct_scale = [math.prod(sizes[n] for n in unmentioned(s)) for s, z in zip(out_specs, ct_zero) if not z]
+        sums = [unmentioned(s) for s, lin in zip(in_specs, linear) if lin]
 
         zeros = _zero_outputs(transposed.jaxpr)
 
@@ -310,8 +312,8 @@ def _zero_outputs(jaxpr) -> set:
 
 
 _derived_transpose = DerivedJaxprs(
-    lambda closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes: _transposed_body(
-        closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes
+    lambda closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd: _transposed_body(
+        closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd
     )
 )
 
@@ -321,7 +323,8 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     ct_zero = tuple(type(ct) is Zero for ct in cts)
     if all(ct_zero):
         return [Zero(a.aval) if lin else None for a, lin in zip(args, linear)]
-    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes)
+    spmd = tuple(n for n in _spmd_axes.get() if n in manual_axes)
+    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd)
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
     specs = (
         *(s for s, lin in zip(in_specs, linear) if not lin),
@@ -396,8 +399,11 @@ def _check_vmapped_axes(specs, spmd, explicit, what) -> None:
 
 
 def _residual_spec(mesh, aval, manual_axes):
-    """A residual block ``(1, *shape)``: its leading dimension split over every manual mesh axis."""
-    return (manual_of(mesh, manual_axes), *(((),) * (aval.ndim - 1)))
+    """A residual block ``(1, *shape)``: its leading dimension split over every manual mesh axis
+    but those of an enclosing vmap's spmd_axis_name (JAX's _all_mesh_names_except_spmd: its batch
+    rule splits the batch dimension over them)."""
+    spmd = _spmd_axes.get()
+    return (tuple(n for n in manual_of(mesh, manual_axes) if n not in spmd), *(((),) * (aval.ndim - 1)))
 
 
 def _split_residuals(known, n_known_outs, mesh, manual_axes):
