@@ -58,6 +58,8 @@ value and what to do instead:
                                 either way a leaked tracer raises UnexpectedTracerError when used.
 ``jax_disable_bwd_checks``      False (default) or True: a custom_vjp ``bwd``'s cotangents are not
                                 checked against the primal inputs' shapes (JAX's flag).
+``jax_disable_vmap_shmap_error`` False (default) or True: ``vmap(spmd_axis_name=names)`` of a
+                                shard_map whose specs name those axes is not refused (JAX's flag).
 ``jax_softmax_custom_jvp``      False (JAX's default): ``nn.softmax`` is differentiated through its
                                 formula; True: through the rule ``y * (t - sum(y * t))`` (JAX's flag).
 ``jax_traceback_filtering``     how a traceback boundary (jit's call, grad, vmap, jvp, vjp, the

@@ -32,6 +32,7 @@ from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
+from funcgrad.primitives import sharding as _sharding_prims
 from funcgrad.xla_bridge import compile_cache as _compile_cache
 from funcgrad.xla_bridge import executables as _executables
 from funcgrad.xla_bridge import runtime as _runtime
@@ -378,6 +379,12 @@ _FLAG_LIST = [
         False,
         _bool("jax_disable_bwd_checks"),
         _custom_rule_args.set_bwd_checks_disabled,
+    ),
+    _Flag(
+        "jax_disable_vmap_shmap_error",
+        False,
+        _bool("jax_disable_vmap_shmap_error"),
+        _sharding_prims.set_vmap_shmap_error_disabled,
     ),
     _Flag(
         "jax_softmax_custom_jvp",

@@ -390,9 +390,18 @@ def _batched_block(x, mesh, spec, manual_axes):
     return block.update(sharding=s.with_spec(type(s.spec)(*[d or None for d in kept])))
 
 
+_vmap_shmap_error = [True]  # (config jax_disable_vmap_shmap_error turns the spmd refusal off)
+
+
+def set_vmap_shmap_error_disabled(disabled: bool) -> None:
+    """``jax_disable_vmap_shmap_error``: whether ``vmap(spmd_axis_name=names)`` of a shard_map
+    whose specs name those axes is let through (JAX's temporary flag)."""
+    _vmap_shmap_error[0] = not disabled
+
+
 def _check_vmapped_axes(specs, spmd, explicit, what) -> None:
     used = {n for spec in specs for dim in spec for n in dim}
-    if spmd and used & set(spmd):
+    if spmd and used & set(spmd) and _vmap_shmap_error[0]:
         raise ValueError(f"vmap spmd_axis_name cannot appear in shard_map {what}")
     if explicit and used & set(explicit):
         raise ValueError(f"vmapped away explicit mesh axis cannot appear in shard_map {what}")

@@ -183,7 +183,21 @@ def _spmd_vmaps(lib):
         out_specs=P(),
     )
     w = np.arange(2.0, dtype=np.float32) / 3
+    # (JAX's jax_disable_vmap_shmap_error lets a spec naming the spmd axis through)
+    g = lib.shard_map(
+        lambda a, b: a + lib.lax.all_gather(b, "x", tiled=True),
+        mesh=auto,
+        in_specs=(P(None), P("x")),
+        out_specs=P(None),
+        check_vma=False,
+    )
+    lib.config.update("jax_disable_vmap_shmap_error", True)
+    try:
+        let_through = lib.vmap(g, in_axes=(0, None), spmd_axis_name="x")(x, np.arange(4.0, dtype=np.float32))
+    finally:
+        lib.config.update("jax_disable_vmap_shmap_error", False)
     return [
+        let_through,
         lib.jit(lib.vmap(h, spmd_axis_name="y"))(x),
         lib.vmap(lib.grad(k), spmd_axis_name="x")(x),
         lib.vmap(inner, in_axes=(None, 0), spmd_axis_name="x")(w, x),
