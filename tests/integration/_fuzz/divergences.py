@@ -36,6 +36,8 @@ def _ops(outcome) -> set:
     for name, expr in outcome.case.steps:
         names |= {f"np.{f}" for f in re.findall(r"\bnp\.(\w+)\(", expr)}
         names |= {f"special.{f}" for f in re.findall(r"\bspecial\.(\w+)\(", expr)}
+        if "**" in expr:  # (the operator: np.power's rules, for an exponent that is not a literal int)
+            names |= {"np.power"}
         if name.startswith("wide.") and "initial=" in expr:
             names |= {"np.max_initial"}
     return names
@@ -144,7 +146,7 @@ def _nan_subset(outcome, fewer: bool) -> bool:
 def _has_input(outcome, test) -> bool:
     # (a random program's intermediate values are not its inputs: clip, where, cumsum, ... make
     # zeros of any input, so there an input is not asked for)
-    if any(op.name.startswith(("prog.", "progw.", "progx.", "shard.")) for op in outcome.case.ops):
+    if any(op.name.startswith(("prog.", "progw.", "progx.", "progy.", "shard.")) for op in outcome.case.ops):
         return True
     return any(test(x).any() for x in map(np.asarray, outcome.case.inputs) if x.dtype.kind in "fc")
 

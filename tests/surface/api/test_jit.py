@@ -883,3 +883,23 @@ def test_transpose_of_jit_leaves_unused_inputs_a_symbolic_zero_as_jax():
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     np.testing.assert_array_equal(np.asarray(ours[0]), [1.0, 1.0])
+
+
+def _roll_in_a_cond_jacobian(lib, lnp):
+    def branch(a):
+        rolled = lnp.roll(a, 1)
+        return lnp.sin(lnp.concatenate([rolled, lnp.zeros(12, a.dtype)])[:12] + 0.1 * lnp.sum(rolled[12:]))
+
+    return lib.jacfwd(lambda a: lib.lax.cond(lnp.sum(a) > 0, branch, branch, a))(np.array([2.5]))
+
+
+def test_concatenation_of_empty_pieces_in_a_branch_compiles():
+    # (the lax-parameter fuzzer, seed 18014) XLA's CPU compiler aborted the process on this
+    # program's concatenation of a size-0 piece inside a conditional: the lowering leaves such
+    # pieces out
+    jax = pytest.importorskip("jax")
+    np.testing.assert_allclose(
+        np.asarray(_roll_in_a_cond_jacobian(funcgrad, fnp)),
+        np.asarray(_roll_in_a_cond_jacobian(jax, jax.numpy)),
+        rtol=1e-6,
+    )
