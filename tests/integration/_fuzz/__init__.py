@@ -39,8 +39,10 @@ Modules, one job each:
   with broadcasting, casts to every dtype, NumPy and Python scalars, ``.at[]`` modes, under 1-3
   random transformations -- jit, grad with argnums/has_aux/allow_int, jvp, vjp, jacobians,
   hessian, vmap with random axes and pytree in_axes, checkpoint, custom_jvp/custom_vjp,
-  cond/switch/while/fori/scan/map; each step checked by jax's abstract evaluation as drawn; long
-  run only); ``ops_shard``: session 15's (random chains sharded on 8 devices -- ``jit`` with
+  cond/switch/while/fori/scan/map; each step checked by jax's abstract evaluation as drawn; session
+  17's ``progy.*`` programs: dtype mixes, half-precision reductions, reduction keywords, einsum
+  subscripts, norms of every ord, jax.nn keywords, random samplers' gradients; long run only);
+  ``ops_shard``: session 15's (random chains sharded on 8 devices -- ``jit`` with
   random in/out shardings, ``with_sharding_constraint``, ``device_put``, ``shard_map`` with
   collectives and ``check_vma`` both ways, explicit meshes with ``reshard`` and ``out_sharding=``
   -- under ops_prog's transformations, the result compared with its sharding; specs drawn wrong

@@ -24,6 +24,16 @@ hessians/jacobians of two inputs with pytree outputs, linearize/vjp applied twic
 static and donated arguments, checkpoint policies of names, scans of length 0 or without xs,
 while loops under jvp and under vmap with a batched predicate.
 
+The session-17 programs (``progy.*``) go where a hidden generator would and these had not: dtype
+mixes promoted through the chain (int8/uint8/int16/bool, weak Python scalars on either side),
+float16/bfloat16 chains ending in reductions, reductions with ``where=``/``initial=``/``keepdims``,
+``take_along_axis``, ``nonzero``/``where`` with ``size=``, boolean masks, ``.at[]`` with negative,
+out-of-range and repeated indices in every mode, ``einsum`` with drawn subscripts, every ``ord`` of
+``linalg.norm``, ``jax.nn``'s functions with their keywords, ``associative_scan``, reparameterised
+``jax.random`` samplers; wrapped in ``cond``/``switch`` over pytrees under ``vmap`` (a batched
+predicate), ``fori_loop`` with traced bounds, custom rules under ``vmap`` of ``grad``, and
+``checkpoint`` in a ``scan`` under ``grad`` of ``grad``.
+
 The wide programs (``progw.*``, session 15; the ``prog.*`` draws are as before) go where a hidden
 generator would: chains of 3-12 steps that may end in a join of two earlier values (DAGs),
 reductions with ``where=``/``initial=``/axis tuples, dtype changes mid-chain (``bitcast_convert_type``,
@@ -216,6 +226,93 @@ _X_WRAPS = [
     "while_vmap", "custom_jvp", "custom_vjp", "jit", "vmap", "grad",
 ]  # fmt: skip
 
+# The programs of session 17 (progy.* only), where a hidden generator goes: dtype mixes promoted
+# through the chain (int8/uint8/int16/bool operands, weak Python scalars at either side), float16 and
+# bfloat16 chains ending in reductions, reductions with where=/initial=/keepdims, take_along_axis,
+# one-argument where (nonzero with size=), boolean masks as multipliers and where=, .at[] with
+# negative, out-of-range and repeated indices in every mode, einsum with drawn subscripts, every
+# ord of linalg.norm, jax.nn's functions with their keywords (softmax/log_softmax where=, gelu
+# approximate, one_hot, logsumexp b=/return_sign), associative_scan, reparameterised jax.random
+# samplers; wrapped (_Y_WRAPS) in cond/switch over pytrees under vmap (a batched predicate),
+# fori_loop with traced bounds, custom_jvp/custom_vjp under vmap of grad, checkpoint in a scan
+# under grad of grad.
+_Y_DTYPES = [
+    "X.astype(np.int8) + Y", "X.astype(np.uint8) * 2 + Y", "(X > 0) + Y", "X.astype(np.int16) - Y * 3",
+    "np.where(X > 0, X.astype(np.int8), Y.astype(np.uint8))", "2 * X + 1.5", "0.5 - X * 3",
+    "(X > Y) * X + (X <= Y)", "X.astype(np.bool) & (Y > 0)", "X.astype(np.uint8) + np.uint8(250)",
+    "X.astype(np.int8) * np.int8(-3) + 1", "True + X", "X.astype(np.int16) // 3 + Y",
+    "np.maximum(X.astype(np.uint8), Y.astype(np.int8))", "X.astype(np.float16) * 0.1 + 3",
+    "np.float32(2) * X.astype(np.bfloat16)", "X.astype(np.bfloat16) + Y.astype(np.float16)",
+    "X.astype(np.int8) / 3", "X.astype(np.uint8) ** 2", "-X.astype(np.uint8)", "X.astype(np.int16) % -3",
+]  # fmt: skip
+_Y_HALF = [
+    "np.sum(X.astype(np.float16) * 0.5, axis=-1)", "np.mean(np.exp(X.astype(np.bfloat16)), axis=0)",
+    "np.cumsum(X.astype(np.float16), axis=-1)", "np.var(X.astype(np.bfloat16))",
+    "nn.softmax(X.astype(np.float16), axis=-1)", "special.logsumexp(X.astype(np.bfloat16), axis=-1)",
+    "np.prod(np.tanh(X.astype(np.float16)), axis=0)", "np.std(X.astype(np.float16), axis=-1, keepdims=True)",
+    "nn.log_softmax(X.astype(np.bfloat16))", "np.max(np.sin(X.astype(np.bfloat16)) * 3, axis=-1)",
+    "np.linalg.norm(X.astype(np.float16), axis=-1)", "np.sum(X.astype(np.bfloat16) ** 2) / np.size(X)",
+    "nn.standardize(X.astype(np.float16), axis=-1)", "np.cumprod(X.astype(np.bfloat16) * 0.5, axis=0)",
+]  # fmt: skip
+_Y_REDUCE = [
+    "np.max(X, axis={ax}, where=X > 0, initial=-1.0, keepdims={k})", "np.sum(X, where=X < 1, keepdims={k})",
+    "np.prod(X, axis={ax}, where=X != 0, initial=2.0)", "np.min(X, initial=0.5, keepdims={k})",
+    "np.mean(X, axis={ax}, where=X > -1, keepdims={k})", "np.sum(X, axis={ax}, initial=3, keepdims={k})",
+    "np.any(X > 0, axis={ax}, where=X < 2, keepdims={k})", "np.all(X != 0, axis={ax}, where=X > -2)",
+    "np.var(X, axis={ax}, where=X > 0, keepdims={k})", "np.nanmax(X, axis={ax}, initial=0.0)",
+    "np.max(X, axis={ax}, initial=-np.inf, where=X > 0)", "np.argmax(X, axis={ax}, keepdims={k})",
+    "np.sum(X, axis={ax}, dtype=np.int32, keepdims={k})", "np.count_nonzero(X > 0, axis={ax})",
+]  # fmt: skip
+_Y_INDEX = [
+    "np.take_along_axis(X, np.argsort(X, axis=-1), axis=-1)",
+    "np.take_along_axis(X, np.argmax(X, axis=-1, keepdims=True), axis=-1)",
+    "np.take_along_axis(X, np.argsort(X, axis=0)[::-1], axis=0)",
+    "np.take_along_axis(X, np.array([0, -1, 5])[(None,) * (np.ndim(X) - 1)], axis=-1, mode='{gm}')",
+    "np.nonzero(X > 0, size=3, fill_value=-1)[0]", "np.where(X > 0, size=2, fill_value=0)[-1]",
+    "np.flatnonzero(X, size=4)", "np.argwhere(X < 1, size=2)", "X * (X > 0)", "np.where(X > Y, 0.0, X)",
+    "np.sum(X, where=X > Y)", "np.extract(X > 0, X, size=3, fill_value=9)",
+    "X.at[np.array([-1, -1, 5, -7])].add(Y, mode={m})", "X.at[np.array([0, 0, 0])].set(Y, mode={m})",
+    "X.at[np.array([-7, 2, -1])].mul(Y, mode={m})", "X.at[np.array([1, 1, -1])].min(Y, mode={m})",
+    "X.at[np.array([9, -9])].get(mode={m}, fill_value=Y)", "X.at[-1:].max(Y, mode={m})",
+    "X.at[np.array([[0, 1], [1, 0]])].add(Y, mode={m})",
+    "X.at[..., np.array([0, -1, 0])].subtract(Y, mode={m})",
+]  # fmt: skip
+_Y_EINSUM = [
+    "ij->ji", "ij->", "ii->i", "ij->j", "i,i->", "ij,jk->ik", "...i,...j->...ij", "ij,ij->i", "i,j->ij",
+    "bi,bj->bij", "ij,kj->ik", "i->", "...->...", "ij,j->i", "ijk->kji", "ij,ij->", "ji,ik->jk", "i,i->i",
+]  # fmt: skip
+_Y_NORM_ORDS = ["None", "1", "2", "np.inf", "-np.inf", "0", "3", "-1", "-2", "0.5"]
+_Y_MNORM_ORDS = ["None", "'fro'", "'nuc'", "1", "2", "np.inf", "-1", "-2", "-np.inf"]
+_Y_NN = [
+    "nn.softmax(X, axis=-1, where=X > 0)", "nn.log_softmax(X, where=X < 1)", "nn.gelu(X, approximate=True)",
+    "nn.gelu(X, approximate=False)", "nn.one_hot(X.astype(np.int32), 4)", "nn.one_hot(X, 3, axis=0)",
+    "special.logsumexp(X, axis=-1, b=Y)", "special.logsumexp(X, b=Y, return_sign=True)[1]",
+    "nn.logsumexp(X, axis=-1, b=Y, return_sign=True)[0]", "nn.silu(X)", "nn.standardize(X, axis=-1)",
+    "nn.relu6(X)", "nn.glu(np.concatenate([X, Y], axis=-1))", "nn.log_sigmoid(X)", "nn.elu(X, alpha=0.5)",
+    "nn.celu(X)", "nn.selu(X)", "nn.leaky_relu(X, 0.2)", "nn.hard_tanh(X)", "nn.sparse_plus(X)",
+    "nn.softmax(X, axis=(0, -1))", "nn.squareplus(X)", "nn.mish(X)", "nn.logsumexp(X, axis=0, keepdims=True)",
+]  # fmt: skip
+_Y_SCAN = [
+    "lax.associative_scan(lax.add, X, axis=-1)", "lax.associative_scan(np.maximum, X, reverse=True)",
+    "lax.associative_scan(lambda a, b: a * b, X, axis=0)", "lax.cumlogsumexp(X, axis=0, reverse=True)",
+    "lax.associative_scan(lambda a, b: (a[0] + b[0], a[1] * b[1]), (X, Y))[0]",
+    "lax.cummax(X, axis=0)", "lax.cumsum(X, axis=0, reverse=True)",
+]  # fmt: skip
+_Y_RANDOM = [
+    "X + np.exp(Y) * T.random.normal(T.random.key(0), np.shape(X), np.result_type(X))",
+    "T.random.gamma(T.random.key(1), np.abs(X) + 0.5)",
+    "T.random.beta(T.random.key(2), np.abs(X) + 0.5, 2.0)",
+    "X * T.random.uniform(T.random.PRNGKey(3), np.shape(X), minval=-1.0, maxval=Y)",
+    "T.random.dirichlet(T.random.key(4), np.abs(X) + 1.0)",
+    "T.random.loggamma(T.random.key(5), np.abs(X) + 1.0)",
+    "T.random.truncated_normal(T.random.key(6), -1.0, 1.0, np.shape(X)) * X",
+    "T.random.exponential(T.random.key(7), np.shape(X)) / (1 + X ** 2)",
+]  # fmt: skip
+_Y_WRAPS = [
+    "vmap_cond_tree", "vmap_switch_tree", "fori_traced", "vmap_grad_cjvp", "vmap_grad_cvjp",
+    "grad_grad_scan_checkpoint", "jit", "vmap", "grad",
+]  # fmt: skip
+
 
 @dataclasses.dataclass(frozen=True)
 class _ProgOp(Op):
@@ -242,6 +339,14 @@ def _ok(expr: str, avals) -> tuple | None:
 
 
 def _chain_step(draw, names, wide=False):
+    if wide == "y":
+        pool = draw(st.sampled_from(
+            ["u", "cast", "b", "bs", "r", "shape", "at", "yd", "yd", "yh", "yh", "yr", "yr", "yi", "yi",
+             "ye", "yn", "ynn", "ynn", "ys", "yrand"]
+        ))  # fmt: skip
+        if pool.startswith("y"):
+            return _y_step(draw, pool, names)
+        wide = False
     if wide == "x":
         pool = draw(
             st.sampled_from(["u", "cast", "b", "bs", "r", "shape", "at", "xl", "xl", "xf", "xc", "xc"])
@@ -296,6 +401,35 @@ def _chain_step(draw, names, wide=False):
     return draw(st.sampled_from(_AT)).format(i=i, m=m).replace("X", x).replace("Y", y)
 
 
+def _y_step(draw, pool, names):
+    x = draw(st.sampled_from(names[-2:] + names))
+    y = draw(st.sampled_from(names[-2:] + names + _SCALARS[:6]))
+    if pool == "ye":
+        subs = draw(st.sampled_from(_Y_EINSUM))
+        ops = "X" if "," not in subs.split("->")[0] else "X, Y"
+        return f"np.einsum('{subs}', {ops})".replace("X", x).replace("Y", y)
+    if pool == "yn":
+        if draw(st.booleans()):
+            o, ax, k = (
+                draw(st.sampled_from(_Y_NORM_ORDS)),
+                draw(st.sampled_from(["-1", "0", "None"])),
+                draw(st.booleans()),
+            )
+            return (
+                f"np.linalg.norm({x}, ord={o}, axis={ax}, keepdims={k})"
+                if ax != "None"
+                else f"np.linalg.norm(np.ravel({x}), ord={o})"
+            )
+        o = draw(st.sampled_from(_Y_MNORM_ORDS))
+        return f"np.linalg.norm(_matrix3(np, {x}), ord={o})"
+    table = {"yd": _Y_DTYPES, "yh": _Y_HALF, "yr": _Y_REDUCE, "yi": _Y_INDEX, "ynn": _Y_NN, "ys": _Y_SCAN,
+             "yrand": _Y_RANDOM}[pool]  # fmt: skip
+    ax, k = draw(st.sampled_from(["-1", "0", "None", "(0, -1)"])), draw(st.booleans())
+    gm, m = draw(st.sampled_from(["clip", "fill"])), draw(st.sampled_from(_AT_MODE))
+    step = draw(st.sampled_from(table)).format(ax=ax, k=k, gm=gm, m=m)
+    return step.replace("X", x).replace("Y", y)
+
+
 def _chain(draw, call, avals, wide=False):
     """A function text ``(lambda a, b: (t0 := ..., ...)[-1])`` of 3-8 steps valid on ``avals`` (wide:
     3-12 steps, ending at times in a join of two earlier values, so the program is a DAG)."""
@@ -341,10 +475,13 @@ def _wrap(draw, f, wide=False):
         "jit", "jit", "checkpoint", "grad", "grad_argnums", "grad_aux", "grad_dict", "value_and_grad",
         "jvp", "jvp2", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "vmap", "vmap_tree", "custom_jvp",
         "custom_vjp", "cond", "switch", "fori", "while", "scan", "map", "stop_gradient",
-    ] + (_WIDE_WRAPS * 2 if wide is True else []) + (_X_WRAPS * 3 if wide == "x" else [])))  # fmt: skip
+    ] + (_WIDE_WRAPS * 2 if wide is True else []) + (_X_WRAPS * 3 if wide == "x" else [])
+        + (_Y_WRAPS * 3 if wide == "y" else [])))  # fmt: skip
     s = f"_scalar(T, np, {f}(a, b))"
     if w in _WIDE_WRAPS:
         return _wide_wrap(draw, w, f, s)
+    if w in _Y_WRAPS and w not in ("jit", "vmap", "grad"):
+        return _y_wrap(draw, w, f, s)
     if w in _X_WRAPS and w not in ("custom_jvp", "custom_vjp", "jit", "vmap", "grad"):
         return _x_wrap(draw, w, f, s)
     if w == "jit":
@@ -547,6 +684,44 @@ def _x_wrap(draw, w, f, s):
     )
 
 
+def _y_wrap(draw, w, f, s):
+    m = draw(st.sampled_from([1, 2, 3]))
+    if w in ("vmap_cond_tree", "vmap_switch_tree"):  # pytree operands, a predicate batched by vmap
+        branches = (
+            f"lambda d: {{'x': {f}(d['p'][0], d['q']), 'n': d['n']}}, "
+            f"lambda d: {{'x': {f}(np.roll(d['p'][0], 1), d['q']), 'n': d['n'] + 1}}"
+        )
+        ops = "{'p': (a, None), 'q': b, 'n': np.int32(2)}"
+        call = (
+            f"lax.cond(np.sum(np.real(a)) > 0, {branches}, {ops})"
+            if w == "vmap_cond_tree"
+            else f"lax.switch(np.sum(np.real(a) > 0) - 1, [{branches}], {ops})"
+        )
+        ib = draw(st.sampled_from(["0", "None"]))
+        return (
+            f"(lambda a, b: T.vmap(lambda a, b: {call}['x'], in_axes=(0, {ib}))"
+            f"(_batch(np, a, 0, {m}), _batch(np, b, {ib}, {m})))"
+        )
+    if w == "fori_traced":  # a traced trip count: a while loop (no reverse mode, as JAX's)
+        return (
+            f"(lambda a, b: lax.fori_loop(np.int32(0), np.sum(np.real(a) > 0).astype(np.int32) % 3, "
+            f"lambda i, c: c * 0.5 + {f}(np.roll(a, i), b), {f}(a, b)))"
+        )
+    if w in ("vmap_grad_cjvp", "vmap_grad_cvjp"):
+        c = "_cjvp" if w == "vmap_grad_cjvp" else "_cvjp"
+        return (
+            f"(lambda a, b: T.vmap(T.grad(lambda a, b: _scalar(T, np, {c}(T, np, {f})(a, b))), "
+            f"in_axes=(0, None))(_batch(np, a, 0, {m}), b))"
+        )
+    # grad_grad_scan_checkpoint: checkpoint in a scan body under a second derivative
+    p = draw(st.sampled_from(_POLICIES))
+    return (
+        f"(lambda a, b: T.grad(lambda a: _scalar(T, np, T.grad(lambda a: _scalar(T, np, "
+        f"lax.scan(lambda c, x: (c + T.checkpoint({f}, policy=T.checkpoint_policies.{p})(x, b), None), "
+        f"{f}(a, b), np.stack([a, np.roll(a, 1)]))[0]))(a)))(a))"
+    )
+
+
 def _program(arity, wide=False):
     def drawn(avals):
         @st.composite
@@ -575,4 +750,6 @@ PROG: list[Op] = [
     _ProgOp("progw.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide=True)),
     _ProgOp("progx.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="x")),
     _ProgOp("progx.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="x")),
+    _ProgOp("progy.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="y")),
+    _ProgOp("progy.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="y")),
 ]
