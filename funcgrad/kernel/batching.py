@@ -126,10 +126,12 @@ def axis_size(name, what: str = "a collective") -> int:
 def unbound_axis_error(name, what: str) -> NameError:
     names = [n for n, _ in _axes.frames]
     scope = f"The names in scope are {names}." if names else "No named axis is in scope."
-    # (JAX's words first: inside a transformation it names the collective)
+    # (JAX's words first: inside a transformation or a trace (jit), and for axis_index always, it
+    # names the collective; an eager collective outside any is its plain 'unbound axis name')
+    traced = names or what == "axis_index" or not isinstance(core.current_trace(), core.EvalTrace)
     first = f"Found an unbound axis name: {name}. To fix this, please call {what} under `jax.shard_map`."
     return NameError(
-        f"{first if names else f'unbound axis name: {name}.'} {what}: {scope} An axis name is bound by "
+        f"{first if traced else f'unbound axis name: {name}.'} {what}: {scope} An axis name is bound by "
         "vmap(f, axis_name=...), shard_map(f, mesh=...) (the mesh's axis names) or "
         "pmap(f, axis_name=...), and a collective must run inside the function it transforms."
     )

@@ -28,6 +28,10 @@ def test_unbound_axis_names_are_name_errors_naming_the_names_in_scope():
         vmap_i(lambda x: lax.psum(x, "j"))(np.ones(3))
     with pytest.raises(NameError, match="unbound axis name: i. psum: No named axis is in scope"):
         lax.psum(1.0, "i")
+    # (traced, JAX 0.10.2 says 'Found an unbound axis name: i. To fix this, please call psum
+    # under `jax.shard_map`.' also with no name in scope; eagerly only 'unbound axis name: i')
+    with pytest.raises(NameError, match=r"^Found an unbound axis name: i\. To fix this, please call psum"):
+        funcgrad.jit(lambda x: lax.psum(x, "i"))(np.ones(3))
     with pytest.raises(NameError, match="unbound axis name: k. To fix this, please call axis_index"):
         funcgrad.jit(vmap_i(lambda x: x * lax.axis_index("k")))(np.ones(3))
     with pytest.raises(NameError, match="unbound axis name: q"):
