@@ -27,6 +27,10 @@ CASES = [
     ("dot_mismatch", lambda lax, np_: lax.dot(np_.ones(2), np_.ones(3))),
     ("dot_rank3", lambda lax, np_: lax.dot(np_.ones((2, 2, 2)), np_.ones(2))),
     ("dot_ok", lambda lax, np_: lax.dot(np_.ones((2, 3)), np_.arange(3.0))),
+    (
+        "associative_scan_negative_axis",
+        lambda lax, np_: lax.associative_scan(lax.add, np_.ones((2, 3)), axis=-1),
+    ),
     ("dot_positional_precision", lambda lax, np_: lax.dot(np_.ones(3), np_.ones(3), lax.Precision.DEFAULT)),
     (
         "dot_dimension_numbers",
@@ -188,6 +192,11 @@ WORDED = [
         lambda lax, np_: lax.reduce(np_.ones(3), 0.0, lambda a, b: a + b, (1,)),
     ),
     ("reduce_monoid_axis_out_of_range", lambda lax, np_: lax.reduce(np_.ones(3), 0.0, lax.add, (1,))),
+    # (the lax-parameter fuzzer, seed 18015: jax's reversed associative scan takes no negative axis)
+    (
+        "associative_scan_reverse_negative_axis",
+        lambda lax, np_: lax.associative_scan(lax.add, np_.ones((2, 3)), reverse=True, axis=-1),
+    ),
     (
         "dynamic_slice_index_types",
         lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (np.int32(1), np.int16(2)), (2, 2)),
