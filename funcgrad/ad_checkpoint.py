@@ -2,7 +2,8 @@
 ``checkpoint_name``, ``checkpoint_policies`` and ``print_saved_residuals``.
 
 Layer: surface. Imports the primitive catalog's rematerialisation family (``primitives.remat``:
-the ``checkpoint`` and ``name`` primitives and the policies), the kernel's pytrees, the surface's
+the ``checkpoint`` and ``name`` primitives and the policies, and the ``jit`` and
+``reduce_precision`` primitives it names residuals by), the kernel's pytrees, the surface's
 ``checkpoint`` (``funcgrad._remat``) and the staged vjp programs of ``funcgrad.introspect``.
 
 What a policy saves is decided when ``checkpoint``'s partial evaluation splits the program, so it
@@ -26,6 +27,8 @@ from funcgrad._remat import checkpoint, remat
 from funcgrad.introspect import trace_vjp
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import Literal
+from funcgrad.primitives.bitcast import reduce_precision_p
+from funcgrad.primitives.call import jit_p
 from funcgrad.primitives.remat import (
     Offloadable,
     Recompute,
@@ -113,7 +116,7 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
     forwarded = _forwarded_inputs(jaxpr)
     res = [forwarded.get(v, v) if type(v) is not Literal else v for v in jaxpr.outvars[programs.n_out :]]
     # (the checkpoint's rounding of a saved value is not its producer: JAX looks through it too)
-    rounded = {e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive.name == "reduce_precision"}
+    rounded = {e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive is reduce_precision_p}
     res_vars = {rounded.get(v, v) for v in res if type(v) is not Literal}
     out = [(v.aval, "from a literal") for v in res if type(v) is Literal]
     out += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
@@ -132,7 +135,7 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
                 src = ""  # (an offloaded residual's move is the checkpoint's, with no user line: as JAX's)
             if eqn.primitive is name_p:
                 out.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
-            elif eqn.primitive.name == "jit":
+            elif eqn.primitive is jit_p:
                 out.append(
                     (v.aval, f"output of jitted function '{_user_name(eqn.params.get('name'))}' from {src}")
                 )

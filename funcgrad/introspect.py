@@ -1,7 +1,8 @@
 """See inside reverse mode: which residuals a ``vjp`` keeps (``memory_report``) and the forward and
 backward programs as a picture (``graph``).
 
-Layer: surface. Imports the kernel (core, ad, ir, partial_eval, tree_util) and the argument
+Layer: surface. Imports the kernel (core, ad, ir, partial_eval, tree_util), the catalog's
+``reduce_precision`` primitive (a checkpoint's rounding of a saved value) and the argument
 handling shared with ``funcgrad.api`` (``funcgrad._api_util``); ``graphviz`` is an optional
 dependency, imported only when a picture is rendered.
 
@@ -45,6 +46,7 @@ from funcgrad.kernel.ir import (
     typecheck_jaxpr,  # noqa: F401 - funcgrad.typecheck_jaxpr
 )
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.primitives.bitcast import reduce_precision_p
 
 __all__ = ["memory_report", "print_saved_residuals", "graph", "MemoryReport", "Residual", "Graph"]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
@@ -178,7 +180,7 @@ def _origin(jaxpr: ir.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origi
     for eqn in jaxpr.eqns:
         if var not in eqn.outvars:
             continue
-        if eqn.primitive.name == "reduce_precision" and eqn.params.get("mantissa_bits") == _mantissa(var):
+        if eqn.primitive is reduce_precision_p and eqn.params.get("mantissa_bits") == _mantissa(var):
             # a checkpoint's rounding of a saved value to its own precision: its producer is before
             return _origin(jaxpr, eqn.invars[0], arg_names, via)
         here = Origin("computed", eqn.primitive.name + suffix, eqn.primitive.name, eqn.source_info)

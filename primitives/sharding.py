@@ -301,7 +301,7 @@ def _zero_outputs(jaxpr) -> set:
     made = {
         e.outvars[0]: e.invars[0]
         for e in jaxpr.eqns
-        if e.primitive.name == "broadcast_in_dim" and type(e.invars[0]) is Literal
+        if e.primitive is st.broadcast_in_dim_p and type(e.invars[0]) is Literal
     }
     out = set()
     for i, v in enumerate(jaxpr.outvars):

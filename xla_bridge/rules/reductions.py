@@ -15,7 +15,9 @@ result is NumPy's first occurrence whatever order XLA combines elements in.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import control_flow as cf
 from funcgrad.primitives import reductions as red
+from funcgrad.primitives.scan import scan_p
 from funcgrad.xla_bridge.emitter import (
     i64_array,
     lower_closed,
@@ -194,11 +196,11 @@ register(red.argmin_p)(widen_sub_byte(_arg_rule("LT", _min_identity)))
 # conditional"). Such a reducer is refused here: the eager reduce then takes the pairwise tree in
 # NumPy (primitives/reductions.py, which is how it computed before it ran compiled), and a staged one
 # gets this error instead of a crash.
-_CONTROL_FLOW = frozenset({"cond", "while", "scan"})
+_CONTROL_FLOW = frozenset({cf.cond_p, cf.while_p, scan_p})
 
 
 def _refuse_control_flow(jaxpr) -> None:
-    found = sorted({e.primitive.name for e in jaxpr.jaxpr.eqns if e.primitive.name in _CONTROL_FLOW})
+    found = sorted({e.primitive.name for e in jaxpr.jaxpr.eqns if e.primitive in _CONTROL_FLOW})
     if found:
         raise NotImplementedError(
             f"lax.reduce: XLA's CPU compiler cannot compile a reduction whose computation contains "
