@@ -408,8 +408,10 @@ class VJPFunction:
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
         # A constant (the caller's cotangent passed through, a custom bwd's Python or NumPy
         # scalar) is returned as it is, as JAX's (NOTE: [outputs jvp and vjp return as they are]).
+        # (a zero cotangent has the input's cotangent type: NOTE: [unreduced values])
         return [
-            ct if _constant(ct) else instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)
+            ct if _constant(ct) else instantiate_public(ct, ad.ct_aval(a))
+            for ct, a in zip(cts_in, self._lin.in_avals)
         ]
 
 
@@ -684,7 +686,8 @@ def linear_transpose(fun: Callable, *primals):
         flat_ct = [_scalar_cotangent(ct, a) if _weak_scalar(ct) else ct for a, ct in zip(out_avals, flat_ct)]
         undefined = [ad.UndefinedPrimal(a) for a in in_avals]
         cts = ad.backward_pass(closed.jaxpr, consts, undefined, flat_ct, integer=kinds == {"int"})
-        return tuple(tu.tree_unflatten(in_tree, [instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
+        cts = [instantiate_public(c, ad.ct_aval(a)) for c, a in zip(cts, in_avals)]
+        return tuple(tu.tree_unflatten(in_tree, cts))
 
     # As JAX's: a Partial over the program's constants, a pytree, so the transposed function can be
     # returned from and passed to jitted functions (api_test test_linear_transpose_fun_jit).

@@ -375,11 +375,12 @@ def reshard(x, out_shardings):
         if len(s.spec) > ndim and all(p is None for p in tuple(s.spec)[ndim:]):
             # As JAX's reshard: one spec for a whole model may name more (unsharded) dimensions
             # than a leaf has (flax's optimisation cookbook reshards a model to P(None, None)).
-            s = targets[k] = s.with_spec(PartitionSpec(*tuple(s.spec)[:ndim]))
-        elif len(s.spec) < ndim and s.mesh.abstract_mesh.explicit_axes and not s.spec.unreduced:
+            s = targets[k] = s.with_spec(s.spec.update(partitions=tuple(s.spec)[:ndim]))
+        elif len(s.spec) < ndim and s.mesh.abstract_mesh.explicit_axes:
             # On explicit axes the result's sharding is its type's, one entry per dimension, as
             # JAX's (reshard(x, P("x")) of a 2-d x is P('x', None); device_put keeps the spec given)
-            s = targets[k] = s.with_spec(PartitionSpec(*tuple(s.spec), *[None] * (ndim - len(s.spec))))
+            entries = (*tuple(s.spec), *[None] * (ndim - len(s.spec)))
+            s = targets[k] = s.with_spec(s.spec.update(partitions=entries))
         _explicit_names_only(s, "reshard")
         have = _type_sharding(v)
         renamed = (
@@ -631,6 +632,21 @@ def _assert_sharding(v, s: NamedSharding) -> None:
         )
 
 
+def _same_ur_as_operand(name: str, s: NamedSharding, x) -> None:
+    """JAX's ``reshape`` rules: ``out_sharding``'s unreduced and reduced axes are the operand's."""
+    aval = core.get_aval(x) if isinstance(x, Array | core.Tracer) else None
+    have = getattr(getattr(aval, "sharding", None), "spec", None)
+    for kind in ("unreduced", "reduced"):
+        want, got = getattr(s.spec, kind), getattr(have, kind, frozenset())
+        if got and want != got:
+            raise ValueError(
+                f"out_sharding passed to {name} must be {kind} over the same mesh axes as operand. Got "
+                f"out_sharding: {s.spec!r} and operand type: {aval.str_short()}"
+            )
+        if want and not got:
+            raise ValueError(f"out_sharding passed to `{name}` cannot contain {kind} axes. Got {s!r}")
+
+
 def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
     """``f(*args, out_sharding=s)`` being traced with ``s`` unreduced: the contraction's result
     typed ``s`` (JAX's rule checks its axes; XLA leaves each device's partial product)."""
@@ -650,12 +666,17 @@ def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
     return out
 
 
-def takes_out_sharding(f=None, *, typed_result: bool = False):
+def takes_out_sharding(f=None, *, typed_result: bool = False, unreduced: str | None = None):
     """Give ``f`` JAX's keyword ``out_sharding=`` (a ``NamedSharding``, or a ``PartitionSpec``
     over the mesh in scope): its result is resharded to it (a sharding constraint under ``jit``,
     on explicit mesh axes also the result's type). With ``typed_result`` (a contraction or
     reshape, whose result type may be ambiguous: NOTE: [sharding in types]), the primitive's
-    result is typed ``out_sharding`` directly instead of by its sharding rule.
+    result is typed ``out_sharding`` directly instead of by its sharding rule. ``unreduced`` says
+    how an ``out_sharding`` with unreduced or reduced axes is met (NOTE: [unreduced values]):
+    ``"rule"`` (a contraction or ``reduce_sum``, the default with ``typed_result``: the primitive's
+    rule leaves the result unreduced over the axes it sums), ``"operand"`` (``reshape``: the axes
+    must be the operand's, JAX's errors), else the result is resharded (XLA's replicated-to-
+    unreduced cast: ``jnp.array(x, out_sharding=P(unreduced={'x'}))``).
 
     >>> import funcgrad.numpy as fnp
     >>> ones3 = takes_out_sharding(lambda n: fnp.ones(n))
@@ -663,7 +684,9 @@ def takes_out_sharding(f=None, *, typed_result: bool = False):
     [1.0, 1.0, 1.0]
     """
     if f is None:
-        return functools.partial(takes_out_sharding, typed_result=typed_result)
+        return functools.partial(takes_out_sharding, typed_result=typed_result, unreduced=unreduced)
+    if unreduced is None and typed_result:
+        unreduced = "rule"
 
     @functools.wraps(f)
     def wrapped(*args, out_sharding=None, **kwargs):
@@ -675,7 +698,9 @@ def takes_out_sharding(f=None, *, typed_result: bool = False):
             _explicit_names_only(s, name)
         if not isinstance(s, NamedSharding):
             return device_put_sharded(f(*args, **kwargs), s)
-        if s.spec.unreduced:
+        if unreduced == "operand":
+            _same_ur_as_operand(name, s, args[0])
+        elif s.spec.unreduced and unreduced == "rule":
             if not any(isinstance(a, core.Tracer) for a in tu.tree_leaves((args, kwargs))):
                 return unreduced_ops["result"](f, name, s, args, kwargs)
             return _unreduced_traced(f, name, s, args, kwargs)

@@ -57,8 +57,27 @@ def _zeros(aval):
     # (A weakly typed value's zero is weak too, as JAX's zero cotangent of a Python scalar.)
     zero = Array._from_owned(np.zeros((), aval.dtype), True) if aval.weak_type else np.zeros((), aval.dtype)
     # (A zero typed with a sharding on explicit mesh axes keeps it, as JAX's ``zeros_like_aval``:
-    # a cotangent's or a scatter's zeros typed as the value they stand for.)
-    return _typed_as(structure.broadcast_in_dim(zero, aval.shape, ()), aval)
+    # a cotangent's or a scatter's zeros typed as the value they stand for, its unreduced and
+    # reduced axes too: NOTE: [unreduced values].)
+    out = _typed_as(structure.broadcast_in_dim(zero, aval.shape, ()), aval)
+    sharding = getattr(aval, "sharding", None)
+    if sharding is None or not (sharding.spec.unreduced or sharding.spec.reduced):
+        return out
+    mesh = _constraint_mesh(sharding.mesh)
+    if mesh is None:
+        return out
+    ur = _FAMILIES["sharding"].ur_params(sharding.spec.unreduced, sharding.spec.reduced)
+    spec = _sharding_rules.spec_of(aval)
+    return _FAMILIES["sharding"].sharding_constraint_p.bind(out, mesh=mesh, spec=spec, **ur)
+
+
+def _constraint_mesh(mesh):
+    """``mesh`` for a sharding constraint: over an abstract mesh the concrete mesh in scope when it
+    is that mesh, else None."""
+    if hasattr(mesh, "_flat"):
+        return mesh
+    context = kernel.hooks.context_mesh() if kernel.hooks.context_mesh is not None else None
+    return context if context is not None and context.abstract_mesh == mesh else None
 
 
 def _typed_as(x, aval):
@@ -83,12 +102,9 @@ def _typed_as(x, aval):
             return x
     elif not any(spec):
         return x
-    mesh = sharding.mesh
-    if not hasattr(mesh, "_flat"):
-        context = kernel.hooks.context_mesh() if kernel.hooks.context_mesh is not None else None
-        if context is None or context.abstract_mesh != mesh:
-            return x
-        mesh = context
+    mesh = _constraint_mesh(sharding.mesh)
+    if mesh is None:
+        return x
     return _FAMILIES["sharding"].sharding_constraint_p.bind(x, mesh=mesh, spec=spec)
 
 

@@ -767,6 +767,33 @@ def contraction_unreduced(axes):
 _unreduced_rules: dict = {}  # primitive -> rule (NOTE: [unreduced values]); filled by install()
 _drops_reduced: set = set()  # primitives whose results are never reduced (a contraction)
 _reduced_from_params: set = set()  # primitives whose ``reduced`` param says (a reshard)
+_nary: set = set()  # the elementwise primitives: JAX's default_nary_reduced_rule checks their operands
+
+
+def _check_nary_reduced(avals_in, reduced: frozenset) -> None:
+    """JAX's ``default_nary_reduced_rule``: no operand of an elementwise operation may be
+    replicated or sharded along axes another operand is reduced over (a scalar replicated there
+    is taken as reduced, as JAX's ``insert_reduced_reshard`` reshards it, for two operands)."""
+    for a in avals_in:
+        s = a.sharding
+        if s is None or reduced_of(a) == reduced:
+            continue
+        used = frozenset(n for d in spec_of(a) for n in d)
+        replicated = frozenset(s.mesh.axis_names) - used - unreduced_of(a) - reduced_of(a)
+        if a.ndim == 0 and len(avals_in) == 2 and replicated >= reduced:
+            continue
+        if replicated & reduced:
+            raise ShardingTypeError(
+                "Inputs cannot be replicated on the same axes that another input is reduced on. Got input "
+                f"type: {a.str_short()} and reduced spec: {set(reduced)}"
+            )
+        if used & reduced:
+            raise ShardingTypeError(
+                "Inputs cannot be sharded/varying on the same axes that another input is reduced on. "
+                "Reshard the input which is reduced to be sharded on the mesh axes it is reduced on via "
+                f"`funcgrad.sharding.reshard(inp, P(...))`. Got input type: {a.str_short()} and reduced "
+                f"spec: {set(reduced)}"
+            )
 
 
 def out_reduced(primitive, avals_in, avals_out, unreduced, params=None) -> list:
@@ -788,11 +815,15 @@ def out_reduced(primitive, avals_in, avals_out, unreduced, params=None) -> list:
             + ", ".join(str(set(r)) for r in given)
         )
     (r,) = given
+    if primitive in _nary and len(avals_in) > 1:
+        _check_nary_reduced(avals_in, r)
     return [frozenset() if u else r for u in unreduced]
 
 
 def _typed_by_body(primitive) -> bool:
-    return primitive.sharding_rule is None and bool(primitive.traits.jaxpr_params)
+    """A call or control flow (``jit``, ``scan``, ``cond``, ...): its results' types come from
+    its body's."""
+    return bool(primitive.traits.jaxpr_params)
 
 
 def out_unreduced(primitive, avals_in, avals_out, params) -> list:
@@ -825,6 +856,7 @@ def install(families) -> None:
     for p in prims("elementwise", "complex", "special", "bitcast"):
         if p.sharding_rule is None and not p.multiple_results:
             p.def_sharding_rule(broadcasting(p.name))
+            _nary.add(p)
     for p in prims("reductions"):
         if p.sharding_rule is None and not p.traits.jaxpr_params:
             p.def_sharding_rule(reduction)

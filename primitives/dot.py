@@ -349,6 +349,7 @@ def _transpose_lhs(
         [int(d) for d in np.take(x_contract, np.argsort(y_contract))] if x_contract else []
     )
     identity = list(range(x_ndim))
+    ct_unreduced = _sharding_rules.contraction_unreduced(_sharding_rules.reduced_of(x_aval))
     if aval_of(g).dtype != aval_of(y).dtype:
         # A forward preferred_element_type other than the operands' (f32 x f32 -> bf16): JAX's rule
         # contracts the cotangent with y in that type (its CPU lowering converts mixed operands to
@@ -376,11 +377,12 @@ def _transpose_lhs(
         # multiply; a transpose after it would cost a strided copy of the largest array.
         swapped = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
         flipped = None if precision is None else precision[::-1]
-        # The cotangent has its primal's sharding type (NOTE: [sharding in types]).
-        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity)):
+        # The cotangent has its primal's sharding type (NOTE: [sharding in types]), unreduced
+        # over the axes the primal is reduced over (JAX's to_ct_aval: NOTE: [unreduced values]).
+        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity)), ct_unreduced:
             return dot_general(y, g, swapped, preferred_element_type=x_aval.dtype, precision=flipped)
     order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
-    with _sharding_rules.contraction_out(_typed_spec(x_aval, order)):
+    with _sharding_rules.contraction_out(_typed_spec(x_aval, order)), ct_unreduced:
         prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
     if order == identity:
         return prod

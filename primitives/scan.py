@@ -47,11 +47,11 @@ from funcgrad.primitives.control_flow import (
 from funcgrad.kernel import core, ir
 from funcgrad.kernel.ad import (
     Zero,
+    ct_aval,
     instantiate,
     is_undefined_primal,
     is_zero_series,
     jvp_jaxpr,
-    tangent_aval,
     transpose_jaxpr_with_state,
 )
 from funcgrad.kernel.batching import batch_jaxpr
@@ -264,18 +264,19 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     xs_lin = [is_undefined_primal(x) for x in xs]
     ys_zero = [type(ct) is Zero for ct in ct_ys]
     in_avals = jaxpr.in_avals
-    lin_const_avals = [tangent_aval(a) for a, lin in zip(in_avals[:nc], const_lin) if lin]
+    # (cotangents typed as JAX's to_ct_aval: NOTE: [unreduced values])
+    lin_const_avals = [ct_aval(a) for a, lin in zip(in_avals[:nc], const_lin) if lin]
     # The cotangents' own weak types (JAX traces the transposed body on the values it gets,
     # _scan_transpose_fancy): a strong cotangent of a weak output makes strong cotangents.
     ct_carry = [instantiate(ct) for ct in ct_carry]
     carry_avals = [
-        tangent_aval(a).update(weak_type=core.get_aval(ct).weak_type)
+        ct_aval(a).update(weak_type=core.get_aval(ct).weak_type)
         for a, ct in zip(in_avals[nc : nc + ncar], ct_carry)
     ]
     res_consts = [c for c, lin in zip(consts, const_lin) if not lin]
     res_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
     y_avals = [
-        tangent_aval(a).update(weak_type=core.get_aval(ct).weak_type)
+        ct_aval(a).update(weak_type=core.get_aval(ct).weak_type)
         for a, ct in zip(jaxpr.out_avals[ncar:], ct_ys)
         if type(ct) is not Zero
     ]

@@ -156,10 +156,29 @@ def _unreduced_axes(aval) -> frozenset:
     return frozenset((getattr(s.spec, "unreduced", None) if s is not None else None) or ())
 
 
-def _unreduced_spec(spec, aval):
-    """``(mesh, spec)`` with the axes ``aval``'s type is unreduced over, when it is: the devices'
-    blocks of such a parameter or result are partial sums (NOTE: [unreduced values])."""
-    unreduced = _unreduced_axes(aval)
+def _ur_typed(aval, mesh) -> bool:
+    """Whether ``aval`` is typed unreduced or reduced over axes of ``mesh``."""
+    s = aval.sharding
+    spec = getattr(s, "spec", None)
+    return bool(
+        spec is not None
+        and (getattr(spec, "unreduced", None) or getattr(spec, "reduced", None))
+        and tuple(mesh.axis_names) == tuple(s.mesh.axis_names)
+    )
+
+
+def _asked_unreduced(s) -> frozenset:
+    """The unreduced axes of the surface sharding a bridge sharding ``s`` was made from."""
+    user = getattr(getattr(s, "_fg_user", None), "spec", None)
+    return frozenset(getattr(user, "unreduced", None) or ())
+
+
+def _unreduced_spec(spec, aval, s=None):
+    """``(mesh, spec)`` with the axes ``aval``'s type, or the sharding ``s`` asked for it, is
+    unreduced over, when it is: the devices' blocks of such a parameter or result are partial
+    sums (NOTE: [unreduced values]; a result asked unreduced is XLA's replicated-to-unreduced
+    cast of its value)."""
+    unreduced = _unreduced_axes(aval) | _asked_unreduced(s)
     if not unreduced or not isinstance(spec, tuple):
         return spec
     return (*spec, unreduced)
@@ -209,7 +228,7 @@ def _build(
         for s, a in zip(in_shardings, closed.in_avals)
     ]
     out_specs = [
-        _in_memory(_unreduced_spec(_typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim), a), s)
+        _in_memory(_unreduced_spec(_typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim), a, s), s)
         for s, a in zip(out_shardings, closed.out_avals)
     ]
     platform = sharded.runtime.normalize_platform(devices[0].platform)
@@ -236,8 +255,14 @@ def _build(
     # Requested output shardings keep their identity (the surface's NamedSharding objects).
     for j, s in enumerate(out_shardings):
         a = closed.out_avals[j]
-        if s is not None and (_unreduced_axes(a) or sharded.same_layout(s, exe.out_shardings[j], a.ndim)):
+        if s is not None and (
+            _unreduced_axes(a) or _asked_unreduced(s) or sharded.same_layout(s, exe.out_shardings[j], a.ndim)
+        ):
             exe.replace_out_sharding(j, s)  # (an unreduced result is laid out as its type, unsummed)
+        elif s is None and mesh is not None and _ur_typed(a, mesh):
+            # (a result typed unreduced or reduced carries that sharding: the type's, over the
+            # program's mesh; NOTE: [unreduced values])
+            exe.replace_out_sharding(j, type(a.sharding)(mesh, a.sharding.spec)._bridge(a.ndim))
     if len(devices) == 1:
         # On one device XLA reports every result replicated; a result typed over explicit mesh
         # axes keeps its type's layout there, as on several devices (NOTE: [sharding in types]).

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import (
     Zero,
+    ct_aval,
     is_undefined_primal,
     jvp_jaxpr,
-    tangent_aval,
     transpose_jaxpr_nonzero,
     transpose_jaxpr_with_state,
 )
@@ -226,7 +226,7 @@ class CallPrimitive(Primitive):
         written.write(outs[n_lin:])
         cts_in = dict(zip(nz_idx, outs[:n_lin]))
         return [
-            cts_in[i] if i in cts_in else Zero(tangent_aval(a.aval)) if lin else None
+            cts_in[i] if i in cts_in else Zero(ct_aval(a.aval)) if lin else None
             for i, (a, lin) in enumerate(zip(args, linear))
         ]
 

@@ -466,7 +466,7 @@ def _axes(axes, ndim, name):
     return tuple(sorted(a % ndim for a in axes))
 
 
-@takes_out_sharding
+@takes_out_sharding(unreduced="rule")
 def reduce_sum(operand, axes):
     """Sum over ``axes`` (no dtype change).
 

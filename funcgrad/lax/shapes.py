@@ -112,7 +112,7 @@ def broadcast(operand, sizes):
     return st.broadcast_in_dim(operand, (*sizes, *operand.shape), dims)
 
 
-@takes_out_sharding(typed_result=True)
+@takes_out_sharding(typed_result=True, unreduced="operand")
 @keys_by_word
 def reshape(operand, new_sizes, dimensions=None):
     """Reshape (row-major) to ``new_sizes``, after permuting by ``dimensions`` if given.

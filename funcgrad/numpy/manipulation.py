@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-@takes_out_sharding(typed_result=True)
+@takes_out_sharding(typed_result=True, unreduced="operand")
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Reshape ``a`` to ``shape`` (one entry may be -1); ``order='F'`` reads and writes column-major.
 

@@ -119,3 +119,72 @@ def test_reduce_sum_left_unreduced_over_an_unsummed_axis_is_jaxs_error():
 
     ours, theirs = _on_both(build, (2, 2), ("x", "y"))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("case", ["vjp_zero", "eager_reshard_reduced", "scan_grad", "dot_grad"])
+def test_cotangent_types_as_jax(case):
+    # (JAX's to_ct_aval everywhere a cotangent is made: an unused input's zero cotangent, a
+    # call's result, a scan's carry, a contraction's transpose; reshard(x, P(reduced=)) eagerly)
+    def build(lib, sh):
+        P, reshard, jnp = sh.PartitionSpec, sh.reshard, lib.numpy
+        r = reshard(jnp.arange(8.0, dtype=jnp.float32), P(reduced={"x"}))
+        if case == "eager_reshard_reduced":
+            return str(lib.typeof(r)), None
+        if case == "vjp_zero":
+            _, f_vjp = lib.vjp(lib.jit(lambda a, b: b), r, r)
+            outs = f_vjp(reshard(jnp.arange(8.0, dtype=jnp.float32), P(unreduced={"x"})))
+        elif case == "scan_grad":
+            f = lambda v: lib.lax.fori_loop(0, 3, lambda i, c: c * v, v).sum()  # noqa: E731
+            outs = [lib.jit(lib.grad(f))(r)]
+        else:  # (pjit_test's test_reduced_sin_fwd_mul_bwd)
+            a = lib.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2), P(reduced={"x"}))
+            y = lib.device_put(np.arange(16.0, dtype=np.float32).reshape(2, 8), P(None, "x"))
+            outs = lib.jit(lib.grad(lambda u, v: (jnp.sin(u) @ jnp.sin(v)).sum(), argnums=(0, 1)))(a, y)
+        types = [str(lib.typeof(o)) for o in outs]
+        return types, [np.asarray(reshard(o, P())).tolist() for o in outs]
+
+    ours, theirs = _on_both(build, (2,), ("x",))
+    assert ours[0] == theirs[0]
+    if ours[1] is not None:
+        for a, b in zip(ours[1], theirs[1]):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5)
+
+
+@pytest.mark.parametrize("other", [("x",), ()])
+def test_reduced_operand_with_a_sharded_or_replicated_one_is_jaxs_error(other):
+    def build(lib, sh):
+        P = sh.PartitionSpec
+        a = lib.device_put(np.arange(8.0, dtype=np.float32), P(reduced={"x"}))
+        b = lib.device_put(np.arange(8.0, dtype=np.float32), P(*other))
+        try:
+            lib.jit(lambda u, v: u * v)(a, b)
+        except Exception as e:  # noqa: BLE001 - which error is compared
+            scalar = lib.jit(lambda u: u * 2)(a)  # (a scalar is taken as reduced: fine)
+            return type(e).__name__, str(e).split(" on the same axes")[0], str(lib.typeof(scalar))
+
+    ours, theirs = _on_both(build, (2,), ("x",))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("case", ["jit_out_shardings", "array_out_sharding", "reshape_errors"])
+def test_out_sharding_unreduced_as_jax(case):
+    # (an unreduced out_sharding of what is no contraction is XLA's replicated-to-unreduced cast;
+    # reshape's must be its operand's: JAX's errors)
+    def build(lib, sh):
+        P, jnp = sh.PartitionSpec, lib.numpy
+        if case == "jit_out_shardings":
+            out = lib.jit(lambda v: v * 1, out_shardings=P(unreduced={"x"}))(jnp.arange(4))
+        elif case == "array_out_sharding":
+            out = jnp.array(jnp.array([[1, 2], [3, 4]]), out_sharding=P(unreduced={"x"}))
+        else:
+            msgs = []
+            for kind in ("unreduced", "reduced"):
+                try:
+                    jnp.reshape(np.arange(8), (4, 2), out_sharding=P(**{kind: {"x"}}))
+                except ValueError as e:
+                    msgs.append(str(e).split(" axes.")[0])
+            return msgs, None
+        return _ur(out), _blocks(out)
+
+    ours, theirs = _on_both(build, (2,), ("x",))
+    assert ours == theirs
