@@ -179,6 +179,10 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_n
         arr, axis = ravel(arr), 0
         indices = ravel(indices)
     axis = normalize_axis(axis, arr.ndim)
+    if arr.shape[axis] == 0 and aval(indices).ndim == arr.ndim:
+        # (JAX's: nothing to pick from, zeros of the broadcast shape in any mode, a constant)
+        shape = broadcast_shapes(aval(indices).shape, arr.shape[:axis] + (1,) + arr.shape[axis + 1 :])
+        return constant(0, arr.dtype, shape)
     if mode == "one_hot":  # (JAX's one-hot contraction: the same values, 0 out of range)
         mode, fill_value = "fill", 0
     mode = _take_mode(mode)

@@ -727,6 +727,19 @@ def test_take_along_axis_defaults_to_the_last_axis():
     np.testing.assert_array_equal(np.asarray(fnp.take_along_axis(x, idx)), np.take_along_axis(x, idx, -1))
 
 
+@pytest.mark.parametrize("mode", [None, "fill", "clip"])
+def test_take_along_an_empty_axis_is_zeros_as_jax(mode):
+    # (the program fuzzer, seed 17017) JAX returns zeros of the broadcast shape for indices into an
+    # empty axis, in any mode (its early lax.full); funcgrad's gather refused the slice of 1 there
+    jax = pytest.importorskip("jax")
+    x, idx = np.zeros((2, 0), np.float32), np.array([[0, -1, 5]])
+    got = jit(lambda x: fnp.take_along_axis(x, idx, axis=-1, mode=mode))(x)
+    want = jax.numpy.take_along_axis(x, idx, axis=-1, mode=mode)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert got.dtype == want.dtype and got.weak_type == want.weak_type
+    assert funcgrad.grad(lambda x: fnp.take_along_axis(x, idx, axis=-1).sum())(x).shape == (2, 0)
+
+
 # ----------------------------------------------------------------------------------------------
 # vectorize with a signature (numpy/misc.py) and einsum's interleaved form (numpy/contractions.py)
 
