@@ -110,28 +110,23 @@ def _tuple(xs) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
-def _gather_dnums(dn) -> GatherDimensionNumbers:
+def _dimension_numbers(cls, dn):
+    """``dn`` (a ``cls``, JAX's own, or a dict of its fields) as a ``cls`` of int tuples; the
+    batching fields, which older objects lack, default to ``()``."""
     if isinstance(dn, dict):
-        dn = GatherDimensionNumbers(**dn)
-    return GatherDimensionNumbers(
-        _tuple(dn.offset_dims),
-        _tuple(dn.collapsed_slice_dims),
-        _tuple(dn.start_index_map),
-        _tuple(getattr(dn, "operand_batching_dims", ())),
-        _tuple(getattr(dn, "start_indices_batching_dims", ())),
+        dn = cls(**dn)
+    defaults = cls._field_defaults
+    return cls(
+        *[_tuple(getattr(dn, f, defaults[f]) if f in defaults else getattr(dn, f)) for f in cls._fields]
     )
+
+
+def _gather_dnums(dn) -> GatherDimensionNumbers:
+    return _dimension_numbers(GatherDimensionNumbers, dn)
 
 
 def _scatter_dnums(dn) -> ScatterDimensionNumbers:
-    if isinstance(dn, dict):
-        dn = ScatterDimensionNumbers(**dn)
-    return ScatterDimensionNumbers(
-        _tuple(dn.update_window_dims),
-        _tuple(dn.inserted_window_dims),
-        _tuple(dn.scatter_dims_to_operand_dims),
-        _tuple(getattr(dn, "operand_batching_dims", ())),
-        _tuple(getattr(dn, "scatter_indices_batching_dims", ())),
-    )
+    return _dimension_numbers(ScatterDimensionNumbers, dn)
 
 
 def default_fill_value(dtype):
