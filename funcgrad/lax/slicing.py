@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-@keys_by_word
+@functools.partial(keys_by_word, key_reuse="slice")
 def slice(operand, start_indices, limit_indices, strides=None):
     """``operand[start:limit:stride]`` in every dimension, with static bounds.
 
@@ -77,7 +77,7 @@ def slice(operand, start_indices, limit_indices, strides=None):
     return st.slice_(asarray(operand), start_indices, limit_indices, strides)
 
 
-@keys_by_word
+@functools.partial(keys_by_word, key_reuse="slice")
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
     """``slice`` along one ``axis`` (``None`` bounds mean the whole axis; negative ones count from
     the end).
@@ -88,7 +88,7 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     return st.slice_in_dim(asarray(operand), start_index, limit_index, stride, axis)
 
 
-@keys_by_word
+@functools.partial(keys_by_word, key_reuse="slice")
 def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
     """Element ``index`` along ``axis`` (static; negative counts from the end).
 
@@ -152,7 +152,7 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
     return ix.dynamic_index_in_dim(asarray(operand), index, axis, keepdims)
 
 
-@functools.partial(keys_by_word, nkeys=2)
+@functools.partial(keys_by_word, nkeys=2, key_reuse="update")
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices: bool = True):
     """``operand`` with the window at ``start_indices`` (clamped to fit) replaced by ``update``.
 
@@ -169,7 +169,7 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     )
 
 
-@functools.partial(keys_by_word, nkeys=2)
+@functools.partial(keys_by_word, nkeys=2, key_reuse="update")
 def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
     """``dynamic_update_slice`` along one ``axis``.
 
@@ -179,7 +179,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
     return ix.dynamic_update_slice_in_dim(asarray(operand), asarray(update), start_index, axis)
 
 
-@functools.partial(keys_by_word, nkeys=2)
+@functools.partial(keys_by_word, nkeys=2, key_reuse="update")
 def dynamic_update_index_in_dim(operand, update, index, axis: int):
     """``operand`` with element ``index`` along ``axis`` replaced by ``update``.
 

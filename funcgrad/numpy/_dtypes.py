@@ -154,11 +154,15 @@ dtype = np.dtype
 # ndarray: the array type as seen by user code (concrete Arrays and traced values alike)
 
 
-def keys_by_word(fn, nkeys: int = 1):
+def keys_by_word(fn, nkeys: int = 1, key_reuse: str | None = None):
     """``fn`` (a structural function: it moves elements, never computes with them) made to take
     typed PRNG keys as its first ``nkeys`` arguments, as JAX's ``lax.slice``/``dynamic_slice``/...
     take key arrays: applied to each word of the keys' data (``_numpy_function``), the other
-    arguments (indices, sizes, axes) as given."""
+    arguments (indices, sizes, axes) as given. ``key_reuse`` says what ``fn`` does to the keys for
+    the key-reuse checker (NOTE: [key reuse] in funcgrad/_key_reuse.py): ``"slice"`` takes static
+    selections (they are consumed, the result is fresh), ``"update"`` writes its second key
+    argument into its first (the update is consumed, the result is the first); by default one key
+    argument is moved (the result is those keys) and several are joined (all consumed)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -171,6 +175,7 @@ def keys_by_word(fn, nkeys: int = 1):
             return fn(*words, *rest, **kwargs)
 
         on_words.__name__ = fn.__name__
+        on_words.key_reuse = key_reuse
         return first._numpy_function(on_words, keys, {})
 
     return wrapper

@@ -33,6 +33,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import _key_reuse
+from funcgrad._utilities import ensure_compile_time_eval
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -460,10 +461,21 @@ class KeyArray(ExtendedArray):
         if not _key_reuse.active():
             return out
         # (NOTE: [key reuse]: keys moved are the same keys; keys joined are consumed, JAX's
-        # ``concatenate`` of keys)
+        # ``concatenate`` of keys; what ``keys_by_word`` declares for slices and updates)
         keys = [
             x for a in args for x in (a if isinstance(a, list | tuple) else (a,)) if isinstance(x, KeyArray)
         ]
+        how = getattr(func, "key_reuse", None)
+        if how == "update":
+            _key_reuse.consume(keys[1], "dynamic_update_slice", 1)
+            return _key_reuse.alias(out, keys[0])
+        if how == "slice":  # (the positions taken: the function applied to the keys' flat indices)
+            with ensure_compile_time_eval():
+                taken = np.asarray(func(np.arange(keys[0].size).reshape(keys[0].shape))).ravel()
+            mask = np.zeros(keys[0].shape, bool)
+            mask.flat[taken] = True
+            _key_reuse.consume(keys[0], "slice", 0, mask)
+            return _key_reuse.fresh(out)
         if len(keys) == 1:
             return _key_reuse.alias(out, keys[0])
         for i, k in enumerate(keys):

@@ -158,3 +158,29 @@ def test_function_type_signature_as_jax():
     assert repr(fcore.KeyReuseSignature(fcore.Sink(1), fcore.Sink(0))) == repr(
         jcore.KeyReuseSignature(jcore.Sink(1), jcore.Sink(0))
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["dynamic_update_slice", "slice", "slice_in_dim", "reshape", "concatenate", "split", "bits", "fold_in"],
+)
+def test_signatures_of_functions_as_jax(name):
+    def fun(lib):
+        lax, random = lib.lax, lib.random
+        return {
+            "dynamic_update_slice": (lambda a, b: lax.dynamic_update_slice(a, b, (1,)), 2),
+            "slice": (lambda a: lax.slice(a, (1,), (3,)), 1),
+            "slice_in_dim": (lambda a: lax.slice_in_dim(a, 0, 2), 1),
+            "reshape": (lambda a: a.reshape(2, 2), 1),
+            "concatenate": (lambda a, b: lax.concatenate([a, b], 0), 2),
+            "split": (lambda a: random.split(a[0]), 1),
+            "bits": (lambda a: random.bits(a[1]), 1),
+            "fold_in": (lambda a: random.fold_in(a[2], 3), 1),
+        }[name]
+
+    def signature(lib, core):
+        f, n = fun(lib)
+        keys = lib.random.split(lib.random.key(0), 4)
+        return repr(core.function_type_signature(f, *[keys[: 4 if i == 0 else 1] for i in range(n)]))
+
+    assert signature(funcgrad, fcore) == signature(jax, jcore)
