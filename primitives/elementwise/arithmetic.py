@@ -470,10 +470,18 @@ def _minmax(name, impl):
 
 max_p = _minmax("max", np.maximum)
 min_p = _minmax("min", np.minimum)
+
+
 # (kept_when_dead: JAX removes nothing while tracing, so jvp of a jit or checkpoint holding an
 # unused nextafter of a differentiated value refuses, as JAX's; the fuzzer's leftovers)
+def _nextafter(x, y):
+    # y where x == y (+0 toward -0 is -0), as XLA's and C's; NumPy's float16 loop returns x there
+    out = np.nextafter(x, y)
+    return np.where(np.equal(x, y), y, out).astype(out.dtype)
+
+
 nextafter_p = naryop(
-    "nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False, kept_when_dead=True
+    "nextafter", _nextafter, accepted=_dt.is_float, differentiable=False, kept_when_dead=True
 )
 no_derivative(nextafter_p)  # (JAX defines none: a nonzero tangent raises; the fuzzer: funcgrad gave zeros)
 and_p = naryop("and", np.bitwise_and, accepted=_integer_or_bool, differentiable=False)

@@ -252,3 +252,17 @@ def test_half_precision_results_are_jaxs_bits_eagerly_and_under_jit(dtype):
             got = np.asarray(f(fnp.asarray(v)))
             assert got.dtype == want.dtype, (name, how)
             np.testing.assert_array_equal(got, want, err_msg=f"{name} {how}")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_nextafter_at_signed_zeros_and_specials_as_jax(dtype):
+    # (the lax-parameter fuzzer's nextafter probe) where x == y the result is y, so +0 toward -0
+    # is -0: NumPy's float16 loop returned x there, eagerly
+    jax = pytest.importorskip("jax")
+    x = np.array([0.0, -0.0, 0.0, np.inf, np.nan, 1.0, -1.0, 65504.0], dtype)
+    y = np.array([-0.0, 0.0, 0.0, np.inf, 1.0, np.inf, -np.inf, np.nan], dtype)
+    want = np.asarray(jax.lax.nextafter(x, y))
+    for got in (funcgrad.lax.nextafter(x, y), funcgrad.jit(funcgrad.lax.nextafter)(x, y)):
+        got = np.asarray(got)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
