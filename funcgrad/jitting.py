@@ -70,9 +70,9 @@ from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
-from funcgrad.kernel.custom_derivatives import custom_vjp_call_p
+from funcgrad.kernel.custom_derivatives import custom_vjp_in
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import jaxprs_in_params, typecheck_jaxpr
+from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge import programs
@@ -90,25 +90,6 @@ __all__ = [
     "Traced",
     "jit",
 ]
-
-# Whether a staged program calls a custom_vjp, per jaxpr (NOTE: [jitted calls with Refs under a
-# transformation]).
-_custom_vjp_held: weakref.WeakKeyDictionary = register_cache(
-    "jit.custom_vjp_held", weakref.WeakKeyDictionary()
-)
-
-
-def _holds_custom_vjp(jaxpr) -> bool:
-    """Whether ``jaxpr`` (or a jaxpr inside it) calls a custom_vjp."""
-    found = _custom_vjp_held.get(jaxpr)
-    if found is None:
-        found = any(
-            e.primitive is custom_vjp_call_p or any(_holds_custom_vjp(j) for j in jaxprs_in_params(e.params))
-            for e in jaxpr.eqns
-        )
-        _custom_vjp_held[jaxpr] = found
-    return found
-
 
 _logger = logging.getLogger("funcgrad")
 
@@ -477,7 +458,7 @@ class PjitFunction(Dispatcher):
                 staged, flat, donated = self._stage(args, kwargs)
                 # (NOTE: [jitted calls with Refs under a transformation]; the first such call
                 # runs the Python twice: staged, then itself)
-                if _holds_custom_vjp(staged.closed.jaxpr):
+                if custom_vjp_in(staged.closed.jaxpr):
                     return self._fun(*args, **kwargs)
         if staged is None:
             staged, flat, donated = self._stage(args, kwargs)

@@ -48,6 +48,7 @@ from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import Zero
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.custom_dispatch import process_custom_call
 from funcgrad.kernel.custom_lanes import run_lanes
@@ -665,6 +666,24 @@ custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.o
 custom_vjp_call_p.impl_takes_arrays = True  # (as custom_jvp_call's)
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 custom_vjp_call_p.def_batch(_custom_vjp_call_batch)
+
+# Whether a program calls a custom_vjp, per jaxpr (NOTE: [jitted calls with Refs under a
+# transformation] in funcgrad/jitting.py).
+_custom_vjp_held: weakref.WeakKeyDictionary = register_cache(
+    "custom_derivatives.custom_vjp_held", weakref.WeakKeyDictionary()
+)
+
+
+def custom_vjp_in(jaxpr) -> bool:
+    """Whether ``jaxpr`` (or a jaxpr inside it) calls a custom_vjp (memoised per jaxpr)."""
+    found = _custom_vjp_held.get(jaxpr)
+    if found is None:
+        found = any(
+            e.primitive is custom_vjp_call_p or any(custom_vjp_in(j) for j in ir.jaxprs_in_params(e.params))
+            for e in jaxpr.eqns
+        )
+        _custom_vjp_held[jaxpr] = found
+    return found
 
 
 # custom_lin: the tangent of a custom_vjp call, linear in the tangents; its transpose is bwd.
