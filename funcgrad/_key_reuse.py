@@ -26,13 +26,12 @@ Layer: surface, below ``funcgrad.jitting``, ``funcgrad._control_flow`` and ``fun
 # - ``vmap``/``grad`` are not boundaries: a key whose data is a tracer of another key's data (a
 #   ``BatchTracer``'s ``val``, a ``JVPTracer``'s ``primal``) is that key.
 # The checker runs while ``jax_debug_key_reuse`` is set or inside ``check_key_reuse``; otherwise
-# every hook is one flag test.
-# Where it differs from JAX's jaxpr analysis: a user primitive bound on a key array does not
-# consume it (JAX's "unknown primitive" sinks every key operand); the key results of ``vmap``,
-# ``scan`` (its ys) and ``while_loop`` are fresh keys rather than forwarded operands; a
-# ``checkpoint``/``custom_jvp`` body is a boundary only as far as the jit or loop around it is. While it runs, control-flow traces are not taken from their cache
+# every hook is one flag test. While it runs, control-flow traces are not taken from their cache
 # (the body's Python runs again, so its keys are checked again) and jitted calls take the staged
 # route (which checks the arguments, as JAX's slow path).
+# Where it differs from JAX's jaxpr analysis: a user primitive bound on a key array does not
+# consume it (JAX's "unknown primitive" sinks every key operand); the key results of ``vmap``,
+# ``scan`` (its ys) and ``while_loop`` are fresh keys rather than forwarded operands.
 """
 
 from __future__ import annotations
