@@ -88,6 +88,15 @@ NOT_CACHES = {
     ("funcgrad._vmappables", "vmappables"): "types registered with register_vmappable",
     ("funcgrad._vmappables", "_handlers"): "the handlers of those types",
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
+    (
+        "funcgrad.experimental.key_reuse._core",
+        "key_reuse_signatures",
+    ): "JAX's table of key-reuse signatures per primitive",
+    ("funcgrad.experimental.roofline.roofline", "_rooflines"): "roofline rules (register_roofline's table)",
+    (
+        "funcgrad._key_reuse",
+        "_by_data",
+    ): "the consumption state of live key arrays' data (entries leave with their data)",
     ("funcgrad._ref_scopes", "HITYPES"): "high-level types registered with hijax.register_hitype",
     (
         "funcgrad.numpy._arraylike",
