@@ -79,7 +79,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import memory_space_of_kind
 from funcgrad.kernel.partial_eval import StagingTracer, under_staging
 from funcgrad.kernel.recording import EffectsInRecording, RecordingTrace
-from funcgrad.primitives import _sharding_rules
+from funcgrad.primitives import _sharding_rules, _unreduced_rules
 from funcgrad.primitives import sharding as shp
 from funcgrad.primitives.placement import ArrayCopySemantics, device_put_p, device_put_to
 
@@ -652,11 +652,11 @@ def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
     typed ``s`` (JAX's rule checks its axes; XLA leaves each device's partial product)."""
     with (
         _sharding_rules.contraction_out(tuple(s.spec)),
-        _sharding_rules.contraction_unreduced(s.spec.unreduced),
+        _unreduced_rules.contraction_unreduced(s.spec.unreduced),
     ):
         out = f(*args, **kwargs)
     # (checked on a staged value: another transformation's, vmap's, types only its staged value)
-    if isinstance(out, StagingTracer) and _sharding_rules.unreduced_of(out.aval) != frozenset(
+    if isinstance(out, StagingTracer) and _unreduced_rules.unreduced_of(out.aval) != frozenset(
         s.spec.unreduced
     ):
         raise ValueError(

@@ -30,6 +30,7 @@ from funcgrad._shardings import (
 from funcgrad.kernel import core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.primitives import _sharding_rules as sr
+from funcgrad.primitives import _unreduced_rules as ur
 
 __all__ = [
     "check_carry_types",
@@ -87,8 +88,8 @@ def _apply_sharding(primitive, avals_in, out, params):
                         f"mesh: {s.mesh}. Reshard the operands onto one mesh (funcgrad.sharding.reshard)."
                     )
     specs = sr.out_specs(primitive, avals_in, outs, params)
-    unreduced = sr.out_unreduced(primitive, avals_in, outs, params)  # NOTE: [unreduced values]
-    reduced = sr.out_reduced(primitive, avals_in, outs, unreduced, params)
+    unreduced = ur.out_unreduced(primitive, avals_in, outs, params)  # NOTE: [unreduced values]
+    reduced = ur.out_reduced(primitive, avals_in, outs, unreduced, params)
     new = []
     for o, spec, u, r in zip(outs, specs, unreduced, reduced):
         if type(o) is not core.ShapedArray:

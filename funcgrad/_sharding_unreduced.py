@@ -32,7 +32,7 @@ __all__ = ["held_blocks", "put_unreduced", "reduced_value", "unreduced_of", "unr
 # unreduced axis keeps each device's own piece, as JAX's parallel-programming tutorial shows);
 # ``reshard`` to a sharding without those axes sums the groups. Eagerly nothing else computes on
 # an unreduced value (a clear error). Under ``jit`` the type carries the unreduced axes
-# (``{U:y}``): JAX's rules (primitives/_sharding_rules.py ``out_unreduced``) let the linear
+# (``{U:y}``): JAX's rules (primitives/_unreduced_rules.py ``out_unreduced``) let the linear
 # operations keep them (``add`` of two alike, ``mul`` by a reduced value, structural operations,
 # ``reduce_sum``) and refuse the rest; the bridge declares them to XLA (``unreduced={"y"}`` in
 # Shardy's shardings of parameters, constraints and results), so a ``reshard`` to a sharding

@@ -36,6 +36,7 @@ _FAMILIES: dict[str, ModuleType] = {
 
 from funcgrad.primitives import (  # noqa: E402 - the helpers below use them
     _sharding_rules,  # noqa: E402 - installs the rules on the families above
+    _unreduced_rules,  # noqa: E402 - and the unreduced/reduced ones
     elementwise,
     reductions,
     structure,
@@ -171,8 +172,10 @@ kernel.register(
 )
 
 
-# Each primitive's output sharding on explicit mesh axes, by kind (NOTE: [sharding in types]).
+# Each primitive's output sharding on explicit mesh axes, by kind (NOTE: [sharding in types]),
+# and its unreduced/reduced axes (NOTE: [unreduced values]).
 _sharding_rules.install(_FAMILIES)
+_unreduced_rules.install(_FAMILIES)
 
 
 def primitives_of(module: ModuleType) -> list[Primitive]:

@@ -19,7 +19,7 @@ import enum
 from typing import Any, NamedTuple
 
 import numpy as np
-from funcgrad.primitives import _sharding_rules
+from funcgrad.primitives import _sharding_rules, _unreduced_rules
 from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor
 from funcgrad.primitives.elementwise.conversion import convert_element_type, convert_element_type_p
 from funcgrad.primitives.structure import transpose
@@ -349,7 +349,7 @@ def _transpose_lhs(
         [int(d) for d in np.take(x_contract, np.argsort(y_contract))] if x_contract else []
     )
     identity = list(range(x_ndim))
-    ct_unreduced = _sharding_rules.contraction_unreduced(_sharding_rules.reduced_of(x_aval))
+    ct_unreduced = _unreduced_rules.contraction_unreduced(_unreduced_rules.reduced_of(x_aval))
     if aval_of(g).dtype != aval_of(y).dtype:
         # A forward preferred_element_type other than the operands' (f32 x f32 -> bf16): JAX's rule
         # contracts the cotangent with y in that type (its CPU lowering converts mixed operands to

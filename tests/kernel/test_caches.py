@@ -105,9 +105,9 @@ NOT_CACHES = {
     ("funcgrad._ref_scopes", "_SCOPES"): "the ref scopes of the traces in progress (empty between)",
     ("funcgrad._control_flow_state", "_STAND_INS"): "stand-ins of the Refs given to conds (held weakly)",
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
-    ("funcgrad.primitives._sharding_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
+    ("funcgrad.primitives._unreduced_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
     (
-        "funcgrad.primitives._sharding_rules",
+        "funcgrad.primitives._unreduced_rules",
         "_drops_reduced",
     ): "the primitives whose results are never reduced",
     (
