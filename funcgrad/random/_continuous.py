@@ -210,8 +210,10 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     check_shape("dirichlet", shape, alpha.shape[:-1])
     log_gamma = loggamma(key, _to(alpha, dtype), (*shape, alpha.shape[-1]), dtype)
     # The softmax of the log-gammas (normalising in log space keeps tiny alphas finite). Written
-    # out here: funcgrad.nn imports funcgrad.random for its initializers.
-    e = fnp.exp(log_gamma - lax.stop_gradient(fnp.max(log_gamma, axis=-1, keepdims=True)))
+    # out here: funcgrad.nn imports funcgrad.random for its initializers. (Its maximum starts at
+    # -inf, as jax.nn.softmax's: an empty alpha gives an empty sample, not max's ValueError.)
+    x_max = fnp.max(log_gamma, axis=-1, keepdims=True, initial=-np.inf)
+    e = fnp.exp(log_gamma - lax.stop_gradient(x_max))
     return e / fnp.sum(e, axis=-1, keepdims=True)
 
 
