@@ -231,6 +231,20 @@ class AbstractMesh:
         new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
         return AbstractMesh(self.axis_sizes, self.axis_names, new, abstract_device=self.abstract_device)
 
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None, **kwargs) -> AbstractMesh:
+        """This mesh with the given fields replaced (JAX's ``AbstractMesh.update``).
+
+        >>> dict(AbstractMesh((2, 2), ("x", "y")).update(axis_sizes=(4, 1), axis_names=("a", "b")).shape)
+        {'a': 4, 'b': 1}
+        """
+        kwargs.setdefault("abstract_device", self.abstract_device)
+        return AbstractMesh(
+            self.axis_sizes if axis_sizes is None else axis_sizes,
+            self.axis_names if axis_names is None else axis_names,
+            self.axis_types if axis_types is None else axis_types,
+            **kwargs,
+        )
+
     def __eq__(self, other):
         return self is other or (isinstance(other, AbstractMesh) and self._key == other._key)
 
@@ -358,6 +372,14 @@ class Mesh:
         """The same devices with some axes' types changed (``{name: AxisType}``)."""
         new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
         return Mesh(self.devices, self.axis_names, new)
+
+    def update(self, devices=None, axis_names=None, axis_types=None) -> Mesh:
+        """This mesh with the given fields replaced (JAX's ``Mesh.update``)."""
+        return Mesh(
+            self.devices if devices is None else devices,
+            self.axis_names if axis_names is None else axis_names,
+            self.axis_types if axis_types is None else axis_types,
+        )
 
     @property
     def device_ids(self) -> np.ndarray:

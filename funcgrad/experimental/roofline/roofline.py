@@ -1,7 +1,8 @@
 """The roofline interpreter and its rule registry (JAX's ``jax.experimental.roofline.roofline``).
 
 Layer: surface. Imports funcgrad's public API (``make_jaxpr``, ``vjp``, ``shard_map``, the tree
-utilities, shardings), the kernel's IR and ``funcgrad.interpreters.partial_eval.dce_jaxpr``.
+utilities, shardings), the kernel's IR, ``funcgrad.interpreters.partial_eval.dce_jaxpr`` and the
+catalog's ``shard_map`` primitive (whose body is the program walked).
 
 ``roofline(f, mesh, in_specs, out_specs)(*args)`` stages ``f`` (under ``shard_map`` when a mesh
 and specs are given, so the rules see one device's shard and the collectives' axes), removes the
@@ -26,6 +27,7 @@ from funcgrad.interpreters.partial_eval import dce_jaxpr
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray
 from funcgrad.parallel import shard_map
+from funcgrad.primitives.sharding import shard_map_p
 from funcgrad.sharding import NamedSharding
 
 __all__ = [
@@ -265,7 +267,7 @@ def roofline(
             ]
             out_shapes = tu.tree_unflatten(tree, flat)
         jaxpr, _ = dce_jaxpr(closed.jaxpr, (True,) * len(closed.jaxpr.outvars))
-        shard_maps = [e for e in jaxpr.eqns if e.primitive.name == "shard_map"]
+        shard_maps = [e for e in jaxpr.eqns if e.primitive is shard_map_p]
         if shard_maps:
             jaxpr = shard_maps[-1].params["jaxpr"]
         if print_jaxpr:

@@ -778,3 +778,20 @@ def test_merging_reshapes_type_their_result_as_jax(meshes, shape, spec, new):
 
     ours, theirs = _both(meshes, build)
     assert ours == theirs
+
+
+def test_mesh_update_as_jax():
+    # (JAX's AbstractMesh.update/Mesh.update: pjit_test's test_abstract_mesh_changing_names_sizes)
+    def run(lib, sh):
+        am = sh.AbstractMesh((2, 2), ("x", "y"), (sh.AxisType.Explicit,) * 2)
+        m = lib.make_mesh((2, 2), ("x", "y"))
+        return (
+            dict(am.update(axis_sizes=(4, 1), axis_names=("a", "b")).shape),
+            am.update(axis_types=(sh.AxisType.Auto,) * 2).axis_types,
+            m.update(axis_names=("p", "q")).axis_names,
+            [d.id for d in m.update(axis_types=(sh.AxisType.Auto,) * 2).devices.flat],
+        )
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours[0] == theirs[0] and ours[2:] == theirs[2:]
+    assert [t.name for t in ours[1]] == [t.name for t in theirs[1]]
