@@ -3,9 +3,9 @@ calls with its execution context and the program's buffers, reading the operands
 results in place.
 
 Layer: surface. Imports the kernel (``Primitive``, avals, pytrees), ``funcgrad.lax`` and
-``funcgrad.numpy`` (the batching rule's scan and axis moves), the catalog's ``HostCallback``, and
-the bridge's ``execute`` (an eager call runs compiled), ``ffi`` (jaxlib's ``Buffer``,
-``ExecutionContext``, ``ExecutionStage``) and ``rules.callbacks.lower_buffer_callback``.
+``funcgrad.numpy`` (the batching rule's scan and axis moves), the catalog's ``HostCallback`` and
+``VMAP_METHODS``, and the bridge's ``execute`` (an eager call runs compiled), ``ffi`` (jaxlib's
+``Buffer``, ``ExecutionContext``, ``ExecutionStage``) and ``rules.callbacks.lower_buffer_callback``.
 
 As JAX defines it, ``buffer_callback`` binds a primitive of its own, outside the catalog of
 built-in primitives (as ``funcgrad.ffi``'s ``ffi_call``): two, ``buffer_callback`` and, for
@@ -27,7 +27,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from funcgrad.primitives.callbacks import HostCallback
+from funcgrad.primitives.callbacks import VMAP_METHODS, HostCallback
 from funcgrad.xla_bridge import execute as _execute
 from funcgrad.xla_bridge.emitter import lowering_rules as _lowering_rules
 from funcgrad.xla_bridge.ffi import Buffer, ExecutionContext, ExecutionStage
@@ -40,8 +40,6 @@ for _cls in (Buffer, ExecutionContext, ExecutionStage):
         _cls.__module__ = __name__  # (JAX's module name for jaxlib's classes)
     except (AttributeError, TypeError):
         pass
-
-VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized")
 
 
 def buffer_callback(
