@@ -558,14 +558,25 @@ class _KeyAtIndex:
     def get(self, **kwargs):
         # mode='fill' fills with uint32's maximum, the data's default fill (JAX's fill key).
         keys = self._keys
-        return KeyArray(keys._impl, keys._base_array.at[self._data_index()].get(**kwargs))
+        out = KeyArray(keys._impl, keys._base_array.at[self._data_index()].get(**kwargs))
+        if not _key_reuse.active():
+            return out
+        # (NOTE: [key reuse]: as keys[index]: a static selection consumes what it takes, JAX's
+        # slice; a traced one is JAX's gather, which forwards the keys)
+        index = tuple(i for i in self._index if i is not Ellipsis)
+        if index and all(i is None or type(i) in (int, slice) for i in index):
+            _key_reuse.sink_selected(keys, index)
+            return _key_reuse.fresh(out)
+        return _key_reuse.alias(out, keys)
 
     def set(self, values, **kwargs):
         keys = self._keys
         if not isinstance(values, KeyArray) or values._impl != keys._impl:
             raise TypeError(f"keys.at[...].set: the new values must be keys of dtype {keys.dtype}")
         data = keys._base_array.at[self._data_index()].set(values._base_array, **kwargs)
-        return KeyArray(keys._impl, data)
+        # (JAX's scatter of keys consumes the new ones and forwards the array: NOTE: [key reuse])
+        _key_reuse.consume(values, "scatter", 2)
+        return _key_reuse.alias(KeyArray(keys._impl, data), keys)
 
 
 def _unflatten(impl: PRNGImpl, children):

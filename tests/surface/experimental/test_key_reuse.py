@@ -162,7 +162,19 @@ def test_function_type_signature_as_jax():
 
 @pytest.mark.parametrize(
     "name",
-    ["dynamic_update_slice", "slice", "slice_in_dim", "reshape", "concatenate", "split", "bits", "fold_in"],
+    [
+        "dynamic_update_slice",
+        "slice",
+        "slice_in_dim",
+        "reshape",
+        "concatenate",
+        "split",
+        "bits",
+        "fold_in",
+        "at_set",
+        "at_get",
+        "getitem",
+    ],  # fmt: skip
 )
 def test_signatures_of_functions_as_jax(name):
     def fun(lib):
@@ -176,6 +188,9 @@ def test_signatures_of_functions_as_jax(name):
             "split": (lambda a: random.split(a[0]), 1),
             "bits": (lambda a: random.bits(a[1]), 1),
             "fold_in": (lambda a: random.fold_in(a[2], 3), 1),
+            "at_set": (lambda a, b: a.at[1].set(b[0]), 2),
+            "at_get": (lambda a: a.at[2].get(), 1),
+            "getitem": (lambda a: (a[1:3], a[None]), 1),
         }[name]
 
     def signature(lib, core):
