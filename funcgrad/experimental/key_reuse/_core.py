@@ -6,7 +6,8 @@ Layer: surface. Imports funcgrad/_key_reuse.py (the checker, NOTE: [key reuse]) 
 
 funcgrad's jaxprs hold keys as their raw data, so the signatures are found by running the
 function's trace under the checker (``function_type_signature``), not by reading a jaxpr; JAX's
-per-primitive table (``key_reuse_signatures``) has no counterpart.
+per-primitive table (``key_reuse_signatures``) holds JAX's entries for the primitives funcgrad
+shares with it, for reading: the checker does not consult it.
 """
 
 from __future__ import annotations
@@ -272,17 +273,12 @@ def _concrete_keys(x):
 def _effects(fun: Callable[..., Any], args) -> _key_reuse.Effects:
     args = tree_map(_concrete_keys, args)
     with _key_reuse.checking():
-        box = []
 
-        def traced(*inner):
-            with _key_reuse.body(inner) as b:
-                out = fun(*inner)
-                _key_reuse.finish(b, out)
-            box.append(b.effects)
-            return out
+        def traced(*inner):  # (a boundary, as a control-flow function's trace: NOTE: [key reuse])
+            return _key_reuse.traced_body(fun, inner)
 
         make_jaxpr(traced)(*args)
-    return box[-1]
+        return _key_reuse.take_effects()
 
 
 def function_type_signature(fun: Callable[..., Any], *args: Any) -> KeyReuseSignature:
