@@ -184,7 +184,7 @@ def leaky_relu(x, negative_slope=1e-2):
     [-0.2, 3.0]
     """
     x = _inexact_formula(x)
-    return select(ew.ge_p.bind(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
+    return select(fnp.greater_equal(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
 
 
 def elu(x, alpha=1.0):
@@ -194,7 +194,7 @@ def elu(x, alpha=1.0):
     True
     """
     x = _inexact_formula(x)
-    positive = ew.gt_p.bind(x, _const(0, x))
+    positive = fnp.greater(x, _const(0, x))  # (complex: lexicographic, as jnp's comparisons)
     # The exponential only sees non-positive inputs (no overflow in the unselected branch).
     safe = select(positive, _const(0, x), x)
     return select(positive, x, ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(safe)))
@@ -300,7 +300,7 @@ def soft_sign(x):
     [-0.75, 0.5]
     """
     x = _inexact_int_formula(x)
-    return ew.div_p.bind(x, ew.add_p.bind(ew.abs_p.bind(x), _const(1, x)))
+    return fnp.true_divide(x, fnp.add(fnp.abs(x), 1))  # (a complex x over a real |x| + 1, as jax's)
 
 
 def silu(x):
@@ -324,9 +324,7 @@ def hard_tanh(x):
     """
     x, _ = promote_args(x, 1)  # (as JAX's where(x > 1, 1, ...): integers stay, a bool gives a weak int)
     one = _const(1, x)
-    return select(
-        ew.gt_p.bind(x, one), one, select(ew.lt_p.bind(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x)
-    )
+    return select(fnp.greater(x, one), one, select(fnp.less(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x))
 
 
 def hard_sigmoid(x):
@@ -382,7 +380,8 @@ def sparse_plus(x):
     x = _inexact_formula(x)
     one = _const(1, x)
     middle = ew.div_p.bind(ew.square_p.bind(ew.add_p.bind(x, one)), _const(4, x))
-    return select(ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), select(ew.ge_p.bind(x, one), x, middle))
+    below, above = fnp.less_equal(x, ew.neg_p.bind(one)), fnp.greater_equal(x, one)
+    return select(below, _const(0, x), select(above, x, middle))
 
 
 def sparse_sigmoid(x):

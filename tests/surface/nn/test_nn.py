@@ -486,3 +486,17 @@ def test_softmax_gradient_under_jit_is_jaxs_in_half_precision(dtype):
         return np.asarray(f(x).astype(np.float32))
 
     np.testing.assert_array_equal(grads(funcgrad), grads(jax))
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu", "selu", "soft_sign", "hard_tanh", "sparse_plus"])
+def test_activations_of_complex_values_under_jit_as_jax(name):
+    # (the program fuzzer's progy table, seed 17017) their comparisons were lax's, which refuse
+    # complex values under jit ('ge does not accept dtype complex64'); jax's jnp comparisons order
+    # complex numbers lexicographically, as funcgrad's eager NumPy path did
+    import jax
+
+    z = np.array([1 + 2j, -1 - 0.5j, 0j, -0.0 + 1j, 1.5 - 1j], np.complex64)
+    got = funcgrad.jit(getattr(nn, name))(z)
+    want = jax.jit(getattr(jax.nn, name))(z)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert got.dtype == want.dtype
