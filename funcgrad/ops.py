@@ -28,7 +28,13 @@ def __dir__():  # the public names only, not this module's imports and helpers
 
 
 def _segment(name, method, identity, data, segment_ids, num_segments, indices_are_sorted, unique_indices,
-             bucket_size, mode):  # fmt: skip
+             bucket_size, mode, out_sharding=None):  # fmt: skip
+    if out_sharding is not None and method != "add" and getattr(getattr(out_sharding, "spec", out_sharding),
+                                                                "unreduced", None):  # fmt: skip
+        # (JAX's: only a sum may be left unreduced, each device's segments of its own rows)
+        raise NotImplementedError(f"unreduced for {name.removeprefix('segment_')} is not yet supported.")
+    if out_sharding is not None and bucket_size is not None:
+        raise NotImplementedError(f"ops.{name}: bucket_size with out_sharding (as JAX's)")
     data = fnp.asarray(data)
     segment_ids = fnp.asarray(segment_ids)
     if not fnp.issubdtype(segment_ids.dtype, fnp.integer):
@@ -79,6 +85,8 @@ def _segment(name, method, identity, data, segment_ids, num_segments, indices_ar
     init = fnp.full((num_segments, *data.shape[1:]), identity(data.dtype), data.dtype)
     at = init.at[ids]
     kwargs = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+    if out_sharding is not None:  # (JAX's: the scatter's result laid out so, NOTE: [sharding in types])
+        kwargs["out_sharding"] = out_sharding
     return getattr(at, method)(data, mode="clip" if mode == "clip" else "drop", **kwargs)
 
 
@@ -95,7 +103,7 @@ def _highest(dtype):
 
 
 def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
-                bucket_size=None, mode=None):  # fmt: skip
+                bucket_size=None, mode=None, out_sharding=None):  # fmt: skip
     """The sum of the rows of ``data`` in each segment.
 
     ``num_segments`` fixes the output's first dimension (required under ``jit``; by default
@@ -108,11 +116,11 @@ def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False, 
     [[2.0, 3.0], [4.0, 6.0], [0.0, 0.0]]
     """
     return _segment("segment_sum", "add", lambda d: 0, data, segment_ids, num_segments, indices_are_sorted,
-                    unique_indices, bucket_size, mode)  # fmt: skip
+                    unique_indices, bucket_size, mode, out_sharding)  # fmt: skip
 
 
 def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
-                 bucket_size=None, mode=None):  # fmt: skip
+                 bucket_size=None, mode=None, out_sharding=None):  # fmt: skip
     """The product of the rows of ``data`` in each segment (1 for an empty segment).
 
     >>> import funcgrad.numpy as fnp
@@ -120,11 +128,11 @@ def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False,
     [6.0, 1.0, 4.0]
     """
     return _segment("segment_prod", "multiply", lambda d: 1, data, segment_ids, num_segments,
-                    indices_are_sorted, unique_indices, bucket_size, mode)  # fmt: skip
+                    indices_are_sorted, unique_indices, bucket_size, mode, out_sharding)  # fmt: skip
 
 
 def segment_max(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
-                bucket_size=None, mode=None):  # fmt: skip
+                bucket_size=None, mode=None, out_sharding=None):  # fmt: skip
     """The maximum of the rows of ``data`` in each segment (``-inf``, or the integer minimum, for an
     empty segment).
 
@@ -133,11 +141,11 @@ def segment_max(data, segment_ids, num_segments=None, indices_are_sorted=False, 
     [5.0, -inf, 4.0]
     """
     return _segment("segment_max", "max", _lowest, data, segment_ids, num_segments, indices_are_sorted,
-                    unique_indices, bucket_size, mode)  # fmt: skip
+                    unique_indices, bucket_size, mode, out_sharding)  # fmt: skip
 
 
 def segment_min(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
-                bucket_size=None, mode=None):  # fmt: skip
+                bucket_size=None, mode=None, out_sharding=None):  # fmt: skip
     """The minimum of the rows of ``data`` in each segment (``inf``, or the integer maximum, for an
     empty segment).
 
@@ -146,4 +154,4 @@ def segment_min(data, segment_ids, num_segments=None, indices_are_sorted=False, 
     [2.0, inf, 4.0]
     """
     return _segment("segment_min", "min", _highest, data, segment_ids, num_segments, indices_are_sorted,
-                    unique_indices, bucket_size, mode)  # fmt: skip
+                    unique_indices, bucket_size, mode, out_sharding)  # fmt: skip
