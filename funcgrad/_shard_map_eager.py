@@ -113,6 +113,10 @@ def mark_varying(x, names):
     along ``names`` too (its ``manual_axis_type``); any other value as it is."""
     if type(x) is ShardMapTracer and x._trace.check:
         return ShardMapTracer(x._trace, x._stacked, x.vma | frozenset(names))
+    trace = core.current_trace()
+    if type(trace) is ShardMapTrace and trace.check and not isinstance(x, core.Tracer):
+        # (a value made in the body, the same on every device: its blocks, now varying)
+        return ShardMapTracer(trace, trace.stacked(x)[0], frozenset(names))
     return x
 
 

@@ -108,6 +108,111 @@ def eqn_varying(p, params, vin, n_out) -> list:
     return [union] * n_out
 
 
+def _typed(aval, vma) -> str:
+    names = sorted(map(str, vma))
+    return aval.str_short() + (
+        "{V:" + (names[0] if len(names) == 1 else f"({','.join(names)})") + "}" if names else ""
+    )
+
+
+def _pcast_hint(applications, sep) -> str:
+    if not applications:
+        return ""
+    if len(applications) == 1:
+        hint = f"This might be fixed by {applications[0]}.\n"
+    else:
+        hint = "This might be fixed by:\n" + sep.join(f"  * {d};" for d in applications[:-1])
+        hint += f"{sep}  * {applications[-1]}.\n"
+    return (
+        hint
+        + "See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more information.\n\n"
+    )
+
+
+def check_control_flow_vma(p, params, vin) -> None:
+    """JAX's refusals of a cond whose branches' results, or a loop whose carries, vary along
+    different manual axes (its 'pvary' TypeErrors, with the pcast that fixes each), for an eager
+    checked body, whose values' varying axes are exact (``pcast`` marks them there)."""
+    if p is cf.cond_p:
+        branches = [_open(b) for b in params["branches"]]
+        outs = [_varying(b, vin[1:]) for b in branches]
+        # (JAX's cond binds (false_fun, true_fun); a switch names its branches by index)
+        pairs = [(1, 0, "true_fun", "false_fun")] if len(branches) == 2 else []
+        pairs += [
+            (0, k, "branches[0]", f"branches[{k}]") for k in range(1, len(branches)) if len(branches) > 2
+        ]
+        for i, j, name1, name2 in pairs:
+            bad = [k for k, (a, b) in enumerate(zip(outs[i], outs[j])) if a != b]
+            if not bad:
+                continue
+            avals = (
+                branches[i].out_avals
+                if hasattr(branches[i], "out_avals")
+                else [v.aval for v in branches[i].outvars]
+            )
+            diffs = [
+                f"the output of {name1}[{k}] has type {_typed(avals[k], outs[i][k])} but the corresponding "
+                f"output of {name2} has type {_typed(avals[k], outs[j][k])}, so the manual axis types do not "
+                "match"
+                for k in bad
+            ]
+            fixes = [
+                f"applying `jax.lax.pcast(..., {tuple(sorted(a - b))}, to='varying')` to the output of "
+                f"{n}[{k}]"
+                for k in bad
+                for n, a, b in ((name1, outs[j][k], outs[i][k]), (name2, outs[i][k], outs[j][k]))
+                if b - a
+            ]
+            differences = (
+                f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+                if len(diffs) == 1
+                else "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+            )
+            raise TypeError(
+                "cond branches must have equal output types but they differ.\n\n"
+                f"{differences}\n{_pcast_hint(fixes, chr(10))}"
+                f"Revise {name1} and/or {name2} so that all output types match."
+            )
+        return
+    if p is scan_p:
+        nc, ncar = params["num_consts"], params["num_carry"]
+        body, name, start = _open(params["jaxpr"]), "scan body", nc
+    elif p is cf.while_p:
+        start = params["cond_nconsts"] + params["body_nconsts"]
+        body, name, ncar = _open(params["body_jaxpr"]), "while_loop body", len(vin) - start
+        vin = [*vin[params["cond_nconsts"] : start], *vin[start:]]
+        start = params["body_nconsts"]
+    else:
+        return
+    ins = vin[start : start + ncar]
+    outs = _varying(body, vin)[:ncar]
+    bad = [k for k, (a, b) in enumerate(zip(ins, outs)) if a != b]
+    if not bad:
+        return
+    avals = [v.aval for v in body.invars[start : start + ncar]]
+    diffs = [
+        f"the input carry at path [{k}] has type {_typed(avals[k], ins[k])} but the corresponding output "
+        f"carry component has type {_typed(avals[k], outs[k])}, so the manual axis types do not match"
+        for k in bad
+    ]
+    fixes = [
+        f"applying `jax.lax.pcast(..., {tuple(sorted(outs[k] - ins[k]))}, to='varying')`, to the initial "
+        f"carry value corresponding to the input carry at path [{k}]"
+        for k in bad
+        if outs[k] - ins[k]
+    ]
+    differences = (
+        f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+        if len(diffs) == 1
+        else "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+    )
+    raise TypeError(
+        f"{name} function carry input and carry output must have equal types, but they differ:\n\n"
+        f"{differences}\n{_pcast_hint(fixes, chr(10))}"
+        "Revise the function so that all output types match the corresponding input types."
+    )
+
+
 def _unwrap(x):
     """The value a transformation's tracer carries (a JVP tracer's primal, a batch tracer's value)."""
     while isinstance(x, core.Tracer) and not isinstance(x, StagingTracer | _eager.ShardMapTracer):

@@ -53,6 +53,7 @@ from funcgrad._vma import (
     _unwrap,
     _varying,
     _varying_env,
+    check_control_flow_vma,
     check_out_vma,
     eqn_varying,
     vma_adjustment,
@@ -460,9 +461,18 @@ def _typed_block(block, aval, manual):
     return core.ShapedArray(block.shape, block.dtype, block.weak_type, type_sharding(s.mesh, spec))
 
 
+def _checked_eqn_varying(p, params, vin, n_out):
+    """``eqn_varying`` of an eager checked body, which also refuses a cond or loop whose results
+    or carries vary along different manual axes, as JAX's types do (its values' axes are exact
+    there; a staged body's are not: ``pcast`` is not staged)."""
+    check_control_flow_vma(p, params, vin)
+    return eqn_varying(p, params, vin, n_out)
+
+
 def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where):
     """NOTE: [eager shard_map] (funcgrad/_shard_map_eager.py)."""
-    with core.new_trace(_eager.ShardMapTrace, mesh, manual, check, shard_map, eqn_varying) as trace:
+    varying = _checked_eqn_varying if check else eqn_varying
+    with core.new_trace(_eager.ShardMapTrace, mesh, manual, check, shard_map, varying) as trace:
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
         frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))

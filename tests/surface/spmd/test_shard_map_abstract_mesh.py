@@ -166,3 +166,33 @@ def test_partially_manual_eager_body_keeps_the_automatic_axes_as_jax(out_spec, a
     ours, theirs = run(funcgrad, fs.P), run(jax, js.PartitionSpec)
     assert ours[:2] == theirs[:2]
     np.testing.assert_array_equal(ours[2], theirs[2])
+
+
+def test_eager_cond_and_scan_refuse_results_varying_differently_as_jax():
+    # (JAX's 'pvary' TypeErrors of an eager checked body, with the pcast that fixes each; the
+    # fixed programs compute. funcgrad computed both.)
+    def run(lib, P):
+        mesh = lib.make_mesh((1, 1), ("i", "j"), axis_types=(lib.sharding.AxisType.Auto,) * 2)
+        x = np.arange(3.0, dtype=np.float32)
+
+        def branches(x, y):
+            return lib.lax.cond(True, lambda x, y: x, lambda x, y: y, x, y)
+
+        def swapped(x, y, fix):
+            y = lib.lax.pcast(y, "i", to="varying") if fix else y
+            return lib.lax.scan(lambda c, _: ((c[1], c[0]), ()), (x, y), (), length=2)[0]
+
+        with pytest.raises(
+            TypeError, match=r"applying `jax.lax.pcast\(..., \('j',\).*to the output of true_fun"
+        ):
+            lib.shard_map(branches, mesh=mesh, in_specs=(P("i"), P("j")), out_specs=P(("i", "j")))(x, x)
+        with pytest.raises(TypeError, match=r"pcast\(..., \('i',\).*to the initial carry"):
+            lib.shard_map(
+                lambda x, y: swapped(x, y, False), mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i")
+            )(x, x)
+        return lib.shard_map(
+            lambda x, y: swapped(x, y, True), mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i")
+        )(x, x + 1)
+
+    for a, b in zip(run(funcgrad, fs.P), run(jax, js.PartitionSpec)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
