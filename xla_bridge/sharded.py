@@ -57,6 +57,7 @@ __all__ = [
     "DeviceList",
     "MeshSharding",
     "SpmdExecutable",
+    "asked_unreduced",
     "block_numpy",
     "buffer_pointer",
     "compile_spmd",
@@ -143,6 +144,13 @@ def _typed_axes(mesh):
     if not types or not any(getattr(t, "name", None) == "Explicit" for t in types):
         return None
     return (tuple(mesh.axis_names), tuple(t.name for t in types))
+
+
+def asked_unreduced(s) -> frozenset:
+    """The mesh axes the surface sharding that a bridge sharding ``s`` was made from (its
+    ``_fg_user``) is unreduced over: its blocks are partial sums (NOTE: [unreduced values])."""
+    user = getattr(getattr(s, "_fg_user", None), "spec", None)
+    return frozenset(getattr(user, "unreduced", None) or ())
 
 
 class MeshSharding(_jax.GSPMDSharding):
@@ -547,7 +555,7 @@ def read(buf) -> np.ndarray:
     """The whole value of a sharded ArrayImpl, assembled from every shard."""
     s = buf._sharding
     shape, dtype = tuple(buf.aval.shape), buf.aval.dtype
-    unreduced = getattr(getattr(getattr(s, "_fg_user", None), "spec", None), "unreduced", None)
+    unreduced = asked_unreduced(s)
     if unreduced:
         # NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): the value is a sum of blocks.
         raise NotImplementedError(

@@ -167,18 +167,12 @@ def _ur_typed(aval, mesh) -> bool:
     )
 
 
-def _asked_unreduced(s) -> frozenset:
-    """The unreduced axes of the surface sharding a bridge sharding ``s`` was made from."""
-    user = getattr(getattr(s, "_fg_user", None), "spec", None)
-    return frozenset(getattr(user, "unreduced", None) or ())
-
-
 def _unreduced_spec(spec, aval, s=None):
     """``(mesh, spec)`` with the axes ``aval``'s type, or the sharding ``s`` asked for it, is
     unreduced over, when it is: the devices' blocks of such a parameter or result are partial
     sums (NOTE: [unreduced values]; a result asked unreduced is XLA's replicated-to-unreduced
     cast of its value)."""
-    unreduced = _unreduced_axes(aval) | _asked_unreduced(s)
+    unreduced = _unreduced_axes(aval) | sharded.asked_unreduced(s)
     if not unreduced or not isinstance(spec, tuple):
         return spec
     return (*spec, unreduced)
@@ -256,7 +250,9 @@ def _build(
     for j, s in enumerate(out_shardings):
         a = closed.out_avals[j]
         if s is not None and (
-            _unreduced_axes(a) or _asked_unreduced(s) or sharded.same_layout(s, exe.out_shardings[j], a.ndim)
+            _unreduced_axes(a)
+            or sharded.asked_unreduced(s)
+            or sharded.same_layout(s, exe.out_shardings[j], a.ndim)
         ):
             exe.replace_out_sharding(j, s)  # (an unreduced result is laid out as its type, unsummed)
         elif s is None and mesh is not None and _ur_typed(a, mesh):

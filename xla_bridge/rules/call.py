@@ -14,6 +14,7 @@ from funcgrad.primitives.call import composite_p, jit_p, xla_metadata_call_p
 from funcgrad.xla_bridge.dtypes import attribute_text, string_literal
 from funcgrad.xla_bridge.emitter import aval_type, register
 from funcgrad.xla_bridge.emitter import escaped as _escaped
+from funcgrad.xla_bridge.sharded import asked_unreduced
 
 from funcgrad.kernel import tree_util as tu
 
@@ -88,7 +89,6 @@ def _constrained(ctx, values, avals, shardings):
         if mesh is None or spec is None:
             continue  # unspecified, or a layout without a mesh: the partitioner decides
         # (a sharding unreduced over axes names them: NOTE: [unreduced values])
-        unreduced = getattr(getattr(getattr(s, "_fg_user", None), "spec", None), "unreduced", None) or ()
-        sharding = spmd.sharding(mesh, spec, aval.ndim, unreduced=unreduced)
+        sharding = spmd.sharding(mesh, spec, aval.ndim, unreduced=asked_unreduced(s))
         out[i] = ctx.fb.emit(f"sdy.sharding_constraint {x} {sharding} : {aval_type(aval)}")
     return out
