@@ -269,9 +269,8 @@ def _integer_division_rule(op: str, by_zero):
     # by-zero answer back: the same values, and nothing left for the folder to trap on.
     def rule(ctx, x, y):
         fb, out = ctx.fb, ctx.avals_out[0]
-        if (
-            out.dtype.kind not in "iu"
-        ):  # (a half divisor broadcast per use: NOTE: [one broadcast per operand])
+        if out.dtype.kind not in "iu":
+            # (a half divisor broadcast per use: NOTE: [one broadcast per operand])
             own = op == "stablehlo.divide" and out.dtype in _fdt.HALF_FLOATS
             a, b = ctx.operands([x, y], shared=(True, not own))
             return fb.binary(op, a, b, out)
