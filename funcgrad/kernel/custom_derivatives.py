@@ -432,7 +432,9 @@ custom_jvp_call_p.def_traits(
     jaxpr_params=("call_jaxpr",),
     taylor_from_jvp="its series follow the user's custom JVP rule, by design",
 )
-custom_jvp_call_p.def_traits(runs_user_rules=True, sparse="custom_jvp")
+# (sparsify: a call, its function sparsified in turn; a derivative of the sparsified function
+# follows the function, not the custom rule)
+custom_jvp_call_p.def_traits(runs_user_rules=True, sparse="call")
 # (a call whose rule refuses every derivative, as JAX's primitive without a JVP rule that it stands
 # for: kept in a traced program when dead, so a jvp of the jit or checkpoint refuses as JAX's)
 custom_jvp_call_p.def_traits(kept_when_dead=lambda params: getattr(params["jvp"], "refuses", False))

@@ -44,8 +44,6 @@ SPARSE_KINDS = {
     "reduce_sum": "a sum over axes (bcoo_reduce_sum)",
     "dot_general": "a contraction with one or two sparse operands (bcoo_dot_general)",
     "call": "a call of the jaxpr in its ``call_jaxpr_param``: that jaxpr is sparsified in turn",
-    "custom_jvp": "a custom_jvp call: its function is sparsified in turn (a derivative of the "
-    "sparsified function follows the function, not the custom rule)",
     "cond": "a cond/switch: each branch is sparsified; they must agree on sparse and dense results",
     "while": "a while loop: its functions are sparsified over the sparse carry",
     "scan": "a scan: its body is sparsified (sparse constants and carry; no sparse xs, as JAX's)",

@@ -302,7 +302,6 @@ _RULES = {
         preferred_element_type=eqn.params.get("preferred_element_type"),
     ),
     "call": _call,
-    "custom_jvp": lambda *values, eqn: _run(eqn.params["call_jaxpr"])(*values),
     "cond": _cond,
     "while": _while,
     "scan": _scan,
