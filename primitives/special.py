@@ -32,13 +32,15 @@ from funcgrad.kernel.hooks import hooks
 __all__ = ["bessel_i0e_p", "bessel_i1e_p", "zeta_p"]
 
 
-def _scipy(name):
-    """A scipy.special function, imported on first use, returning the dtype of its first operand."""
+def _scipy(name, odd: bool = False):
+    """A scipy.special function, imported on first use, returning the dtype of its first operand
+    (``odd``: an odd function, -0 at -0 as XLA's; SciPy's i1e(-0.0) is +0)."""
 
     def impl(*args):
         import scipy.special  # noqa: PLC0415 - deferred for import time, not for a cycle
 
-        return np.asarray(getattr(scipy.special, name)(*args)).astype(np.result_type(*args))
+        out = np.asarray(getattr(scipy.special, name)(*args)).astype(np.result_type(*args))
+        return np.where(np.equal(args[0], 0), args[0], out).astype(out.dtype, copy=False) if odd else out
 
     impl.__name__ = name
     return impl
@@ -89,7 +91,7 @@ def _bessel_i1e_jvp(t, ans, x):
 
 bessel_i1e_p = unop(
     "bessel_i1e",
-    _scipy("i1e"),
+    _scipy("i1e", odd=True),
     _bessel_i1e_jvp,
     uses_answer=True,
     accepted=_dt.is_float,

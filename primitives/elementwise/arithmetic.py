@@ -116,7 +116,16 @@ neg_p.def_abstract_eval(lambda x: x)
 neg_p.def_batch(lambda axis_size, vals, dims: (neg(vals[0]), dims[0]))
 deflinear(neg_p, lambda ct, x: [neg(ct)])
 
-sign_p = unop("sign", np.sign, None, accepted=_numeric, sparse="zero_preserving")
+
+def _sign(x):
+    # (XLA's sign of a real -0 is -0, of NaN NaN; NumPy's np.sign(-0.0) is +0)
+    out = np.sign(x)
+    if np.dtype(out.dtype).kind == "f" or out.dtype in _dt.HALF_FLOATS:
+        return np.where(np.equal(x, 0), x, out).astype(out.dtype, copy=False)
+    return out
+
+
+sign_p = unop("sign", _sign, None, accepted=_numeric, sparse="zero_preserving")
 floor_p = unop("floor", np.floor, None, accepted=_dt.is_float, sparse="zero_preserving")
 ceil_p = unop("ceil", np.ceil, None, accepted=_dt.is_float, sparse="zero_preserving")
 

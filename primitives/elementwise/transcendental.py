@@ -59,14 +59,16 @@ from funcgrad.kernel.ad import (
 from funcgrad.kernel.hooks import hooks
 
 
-def _special(name):
-    """scipy.special functions, imported on first use (scipy.special takes ~0.2 s to import)."""
+def _special(name, odd: bool = False):
+    """scipy.special functions, imported on first use (scipy.special takes ~0.2 s to import).
+    ``odd``: an odd function, whose value at -0 is -0 (XLA's; SciPy's erfinv(-0.0) is +0)."""
 
     def impl(*args):
         import scipy.special  # noqa: PLC0415 - deferred for import time, not for a cycle
 
         # In the operands' dtype: SciPy computes float16 in float32 and returns that.
-        return np.asarray(getattr(scipy.special, name)(*args)).astype(np.result_type(*args), copy=False)
+        out = np.asarray(getattr(scipy.special, name)(*args)).astype(np.result_type(*args), copy=False)
+        return np.where(np.equal(args[0], 0), args[0], out).astype(out.dtype, copy=False) if odd else out
 
     impl.__name__ = name
     return impl
@@ -275,7 +277,7 @@ erfc_p = unop(
 )
 erf_inv_p = unop(
     "erf_inv",
-    _special("erfinv"),
+    _special("erfinv", odd=True),
     lambda t, ans, x: mul(t, mul(exp(square(ans)), _const(x, _sqrt_pi_over_two))),
     uses_answer=True,
     accepted=_dt.is_float,

@@ -266,3 +266,16 @@ def test_nextafter_at_signed_zeros_and_specials_as_jax(dtype):
         got = np.asarray(got)
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("name", ["sign", "erf_inv", "bessel_i1e"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_odd_functions_keep_minus_zero_as_jax(name, dtype):
+    # (the lax-parameter fuzzer's eager pass) XLA's sign/erf_inv/bessel_i1e of -0 are -0; NumPy's
+    # sign and SciPy's erfinv/i1e gave +0 eagerly
+    jax = pytest.importorskip("jax")
+    x = np.array([-0.0, 0.0, 0.5, -0.5], dtype)
+    want = np.asarray(getattr(jax.lax, name)(x))
+    got = np.asarray(getattr(funcgrad.lax, name)(x))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3)
