@@ -460,9 +460,9 @@ def _betainc(a, b, x):
 def _betainc_jvp(primals, tangents):
     (a, b, x), (ta, tb, tx) = primals, tangents
     if type(ta) is not SymbolicZero or type(tb) is not SymbolicZero:
-        raise ValueError(
-            "betainc: the derivative with respect to a and b is not defined (as in jax.lax.betainc); "
-            "only x is differentiable. Wrap a and b in stop_gradient if they do not depend on the inputs."
+        raise ValueError(  # (JAX's words first)
+            "Betainc gradient with respect to a and b not supported. Only x is differentiable; wrap "
+            "a and b in stop_gradient if they do not depend on the inputs."
         )
     out = _betainc(a, b, x)
     if type(tx) is SymbolicZero:

@@ -478,3 +478,12 @@ def test_multiple_result_functions_return_lists_as_jax():
         assert str(funcgrad.tree_util.tree_structure(call(lax))) == str(want)
     got = funcgrad.vmap(lambda v: lax.top_k(v, 1))(np.ones((2, 3)))
     assert isinstance(got, list)
+
+
+def test_betainc_derivative_in_a_and_b_is_refused_in_jax_words():
+    # (the lax-parameter fuzzer, seeds 18016/18017) JAX's ValueError and message
+    jax = pytest.importorskip("jax")
+    x = np.array([0.3, 0.6], np.float32)
+    for T in (funcgrad, jax):
+        with pytest.raises(ValueError, match="Betainc gradient with respect to a and b not supported"):
+            T.grad(lambda a, T=T: T.lax.betainc(a + 1.5, a * 0 + 2, 0.5 * x).sum())(x)
