@@ -163,8 +163,31 @@ def _ffi_batch(primitive, axis_size, vals, dims, vmap_method, result_avals, para
             f"vmap of the FFI call to {params['target_name']!r} needs to know how the kernel handles a "
             f"batch: pass vmap_method= one of {list(VMAP_METHODS)} to ffi_call"
         )
+    return _batch_by_method(primitive, axis_size, vals, dims, vmap_method, result_avals, params, _relaid)
+
+
+def _relaid(params, dims, vmap_method) -> dict:
+    """An FFI call's layouts for its batched call: a new major-most axis on every result, and on
+    every operand (for ``legacy_vectorized``, on the batched ones)."""
+    params = dict(params)
+    params["output_layouts"] = tuple(_shift_layout(lay) for lay in params["output_layouts"])
+    if vmap_method == "legacy_vectorized":
+        params["input_layouts"] = tuple(
+            lay if d is None else _shift_layout(lay) for lay, d in zip(params["input_layouts"], dims)
+        )
+    else:
+        params["input_layouts"] = tuple(_shift_layout(lay) for lay in params["input_layouts"])
+    return params
+
+
+def _batch_by_method(primitive, axis_size, vals, dims, vmap_method, result_avals, params, relayout=None):
+    """The batch rule of a call of foreign code with declared results (``ffi_call``, and
+    ``buffer_callback`` in funcgrad/experimental/buffer_callback.py), ``vmap_method`` one of
+    ``VMAP_METHODS``: ``"sequential"``/``"sequential_unrolled"`` bind it once per element in a
+    ``scan``; the others once, on operands with a leading batch axis (an unbatched one given a
+    size-1 axis, broadcast for ``"broadcast_all"``, left as it is for ``"legacy_vectorized"``),
+    with the params ``relayout(params, dims, vmap_method)`` gives (default: the same)."""
     moved = [v if d is None else fnp.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
     if vmap_method in ("sequential", "sequential_unrolled"):
         is_batched = [d is not None for d in dims]
         fixed = [v for v, b in zip(moved, is_batched) if not b]
@@ -178,20 +201,17 @@ def _ffi_batch(primitive, axis_size, vals, dims, vmap_method, result_avals, para
 
         _, outs = lax.scan(body, (), per_element, unroll=vmap_method == "sequential_unrolled")
         return list(outs), [0] * len(result_avals)
-    params = dict(params)
-    params["output_layouts"] = tuple(_shift_layout(lay) for lay in params["output_layouts"])
+    if relayout is not None:
+        params = relayout(params, dims, vmap_method)
     if vmap_method == "legacy_vectorized":
         args = moved
-        params["input_layouts"] = tuple(
-            lay if d is None else _shift_layout(lay) for lay, d in zip(params["input_layouts"], dims)
-        )
     else:
         size = axis_size if vmap_method == "broadcast_all" else 1
         args = [
             fnp.broadcast_to(fnp.expand_dims(v, 0), (size, *np.shape(v))) if d is None else v
             for v, d in zip(moved, dims)
         ]
-        params["input_layouts"] = tuple(_shift_layout(lay) for lay in params["input_layouts"])
+    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
     outs = primitive.bind(*args, vmap_method=vmap_method, result_avals=batched_avals, **params)
     return list(outs), [0] * len(outs)
 

@@ -2,8 +2,8 @@
 calls with its execution context and the program's buffers, reading the operands and writing the
 results in place.
 
-Layer: surface. Imports the kernel (``Primitive``, avals, pytrees), ``funcgrad.lax`` and
-``funcgrad.numpy`` (the batching rule's scan and axis moves), the catalog's ``HostCallback`` and
+Layer: surface. Imports the kernel (``Primitive``, avals, pytrees), ``funcgrad.ffi`` (the
+batching rule of foreign calls, ``_batch_by_method``), the catalog's ``HostCallback`` and
 ``VMAP_METHODS``, and the bridge's ``execute`` (an eager call runs compiled), ``ffi`` (jaxlib's
 ``Buffer``, ``ExecutionContext``, ``ExecutionStage``) and ``rules.callbacks.lower_buffer_callback``.
 
@@ -21,8 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-import funcgrad.numpy as fnp
-from funcgrad import lax
+from funcgrad.ffi import _batch_by_method
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.core import Primitive
@@ -152,30 +151,7 @@ def _batch(primitive):
                 "vmap is only supported for the buffer_callback primitive when vmap_method is one of "
                 f"{', '.join(repr(m) for m in VMAP_METHODS)}. Got vmap_method={vmap_method!r}."
             )
-        moved = [v if d is None else fnp.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-        if vmap_method in ("sequential", "sequential_unrolled"):
-            is_batched = [d is not None for d in dims]
-            fixed = [v for v, b in zip(moved, is_batched) if not b]
-
-            def body(carry, xs):
-                it_fixed, it_xs = iter(fixed), iter(xs)
-                args = [next(it_xs) if b else next(it_fixed) for b in is_batched]
-                return carry, list(
-                    primitive.bind(*args, vmap_method=vmap_method, result_avals=result_avals, **params)
-                )
-
-            per_element = [v for v, b in zip(moved, is_batched) if b]
-            _, outs = lax.scan(body, (), per_element, unroll=vmap_method == "sequential_unrolled")
-            return list(outs), [0] * len(result_avals)
-        if vmap_method != "legacy_vectorized":
-            size = axis_size if vmap_method == "broadcast_all" else 1
-            moved = [
-                fnp.broadcast_to(fnp.expand_dims(v, 0), (size, *np.shape(v))) if d is None else v
-                for v, d in zip(moved, dims)
-            ]
-        batched = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
-        outs = primitive.bind(*moved, vmap_method=vmap_method, result_avals=batched, **params)
-        return list(outs), [0] * len(outs)
+        return _batch_by_method(primitive, axis_size, vals, dims, vmap_method, result_avals, params)
 
     return batch
 
