@@ -38,6 +38,7 @@ KNOWN = {
     "numpy.result_type",
     "numpy.linalg_solve_jaxprs",
     "numpy.linalg_cho_jaxprs",
+    "numpy.linalg.eager_programs",
     "custom_derivatives.closure_conversions",
     "experimental.ode_integrators",
     "jit.instances",
@@ -177,6 +178,7 @@ def _fill() -> dict:
     a, b = np.eye(3) * 2.0 + 0.1, np.ones(3)
     funcgrad.grad(lambda a: fnp.sum(fnp.linalg.solve(a, b)))(a)
     funcgrad.grad(lambda a: fnp.sum(funcgrad.scipy.linalg.solve(a @ a.T, b, assume_a="pos")))(a)
+    fnp.linalg.eigh(a)  # an eager factorisation: one program
     fnp.negative(np.array([1, 2], ml_dtypes.uint4))  # no NumPy kernel: compiled on its own
     keep["converted"] = fun = lambda x: x * 2.0  # noqa: E731 - (held: the cache is weak in it)
     custom_derivatives.closure_convert(fun, 1.0)

@@ -9,11 +9,15 @@ forward mode, second order).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad import _trace_key
+from funcgrad.jitting import RetraceWarning
 from funcgrad.testing import check_grads
 
 L = fnp.linalg
@@ -420,3 +424,25 @@ def test_solve_of_a_16_bit_matrix_and_a_float32_vector_promotes_first_as_jax():
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
     with pytest.raises(TypeError, match="LAPACK does not support"):
         L.solve(a, b.astype(np.float16))
+
+
+@pytest.mark.parametrize("name", ["eigh", "svd", "qr"])
+def test_eager_factorisation_is_one_program_with_the_op_by_op_bits(name, monkeypatch):
+    # NOTE: [eager factorisations as one program]: an eager call runs the function jitted (as
+    # JAX's jnp.linalg functions are), with the bits of the op-by-op route (``__wrapped__``) for
+    # NumPy and Array operands, real and complex; the shapes are the caller's: no retrace warning
+    monkeypatch.setattr(_trace_key, "RETRACE_WARNING_THRESHOLD", 1)
+    f = getattr(L, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RetraceWarning)
+        for n in (2, 3, 4):
+            a = RNG.normal(size=(2, n, n)).astype(np.float32)
+            a = a + 1j * a[::-1] if n == 3 else a
+            for x in (a, fnp.asarray(a)):
+                ours, ref = (
+                    funcgrad.tree_util.tree_leaves(f(x)),
+                    funcgrad.tree_util.tree_leaves(f.__wrapped__(x)),
+                )
+                for o, r in zip(ours, ref, strict=True):
+                    assert type(o) is type(r) and o.dtype == r.dtype and o.shape == r.shape
+                    assert np.array_equal(np.asarray(o), np.asarray(r), equal_nan=True), (n, type(x))
