@@ -65,9 +65,7 @@ def _binary_p_roofline(ctx, *args, **kw) -> RooflineResult:
     out = RooflineShape.from_aval(ctx.avals_out[0])
     return RooflineResult(
         unfused_flops=int(np.prod(broadcasted)),
-        unfused_hbm_bytes=lhs.dtype.itemsize * lhs.size
-        + rhs.dtype.itemsize * rhs.size
-        + out.dtype.itemsize * out.size,
+        unfused_hbm_bytes=_bytes(lhs, rhs, out),
     )
 
 
@@ -186,9 +184,7 @@ def _conv_general_dilated_roofline(
             dimension_numbers,
             batch_group_count,
         ),
-        unfused_hbm_bytes=lhs.dtype.itemsize * lhs.size
-        + rhs.dtype.itemsize * rhs.size
-        + out.dtype.itemsize * out.size,
+        unfused_hbm_bytes=_bytes(lhs, rhs, out),
     )
 
 
