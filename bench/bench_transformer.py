@@ -42,6 +42,35 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 17 (the per-example row still not firm; run from a clean clone of ``main``, since a
+  shared working tree's half-made edits failed some workers): ``--cases per_example --threads 1
+  --rounds 3`` 0.47x (132.3 against 283.5 ms CPU; rounds 0.45x, 0.51x, 0.47x; load 7.7-10.1)
+  and 0.50x (142.5 against 283.5; rounds 0.45x, 0.52x, 0.50x; load 13.5-18.6); the full
+  ``--threads 1 --rounds 2`` run at load 8.5-16.2: per-example 0.51x (132.7 against 262.0),
+  step 0.48x torch.compile (130.0 against 271.0), first call 0.45x jax (9.2 against 20.5 s
+  wall), eager 0.79x torch (269.4 against 340.7). One change:
+  ``jnp.matmul`` lowers batch axes as JAX's (``funcgrad/numpy/contractions.py``: size-1 batch
+  axes squeezed, no operand broadcast). ``vmap`` of ``x[None] @ w`` kept the unit axis as a batch
+  dimension of the dot, which XLA's CPU layout assignment moved (a ``{..., 0, 1}`` layout) and
+  copied back to row-major; that also kept the attention's ``dO V^T`` product out of the
+  YNNPACK fusion of the softmax gradient that jax's program forms: 8 copies and 8 standalone dots
+  fewer, thunks 124.1 -> 122.8 ms (fastest of 10 calls, load 10; CPU-time pairs level within the
+  noise). Checked, nothing to take: memory (no minor fault per call: 81,051 -> 81,142 faults
+  over 40 more calls, 0.26 s of system time in all, against jax's ~21.6k faults a call;
+  ``perf``: kernel 1.1%, libc 1.6% -- its memmove inside YNNPACK's packing --, Python 1%: the
+  buffer cache of session 10 keeps XLA's temporaries and outputs, and no result is copied on the
+  way out); the attention's optimised HLO beside jax's (the same fusions, but for the unit axis
+  above); ~38 context switches a call (each Eigen dot handed to the runtime's worker thread),
+  negligible. Tried, not kept: the transpose of a concatenation of cotangent pieces (NOTE: [sums
+  of zero pads]) lowered as the concatenation of the transposed pieces, so that the qkv cotangent
+  is written once in [B, T, 768] order: XLA then copies the concatenation into each of its three
+  consumers, each reading the pieces transposed (concatenation fusions 4.5 ms against 1.7 for one
+  concatenation and three transposing copies). Thunks now (122.8 ms): the 34 shared-weight GEMMs
+  57.5 ms on YNNPACK, the 17 per-example weight gradients 34.8 ms on Eigen (transposed left
+  operand: [8, 256, 1024] 3.0 ms each, ~180 GFLOP/s; the padded [8, 1040, 256] 2.7; [8, 256, 768]
+  1.9; [8, 256, 256] 0.8), the attention ~15 ms (its 24 dots ~8), the other fusions and
+  reductions ~15: at these engines' speeds the floor is ~110 ms, and the ratio moves with jax's
+  CPU time (260-312 ms in this session's rounds) more than with funcgrad's (131-144).
 - Session 16 (no change kept; the per-example row still at the line): ``--cases per_example
   --threads 1 --rounds 3`` 0.52x (127.4 against 243.8 ms CPU, load 0.7-12.2) and 0.50x (137.2
   against 273.6, load 9.7-12.0); the full ``--threads 1 --rounds 2`` run at load 10.7-16.5:
