@@ -108,11 +108,22 @@ def _sig(x) -> tuple:
     return (a.shape, a.dtype, a.weak_type, type(x) is not core.Array)
 
 
+# The ids of staged variables ``pvary``/``pcast(to="varying")`` was applied to: such a value's
+# varying axes are not in its type (pcast is not staged), so a jaxpr reading one is not refused
+# for varying along other axes than another (``_vma.check_control_flow_vma``).
+pcast_vars: set = set()
+
+
 def mark_varying(x, names):
     """``pvary``/``pcast(to="varying")`` of a value of an eager body: the same blocks, varying
     along ``names`` too (its ``manual_axis_type``); any other value as it is."""
     if type(x) is ShardMapTracer and x._trace.check:
         return ShardMapTracer(x._trace, x._stacked, x.vma | frozenset(names))
+    var = getattr(x, "_var", None)
+    if var is not None:  # (a staged value: its type does not change, but the pass notes it)
+        if len(pcast_vars) > 4096:
+            pcast_vars.clear()
+        pcast_vars.add(id(var))
     trace = core.current_trace()
     if type(trace) is ShardMapTrace and trace.check and not isinstance(x, core.Tracer):
         # (a value made in the body, the same on every device: its blocks, now varying)

@@ -129,10 +129,25 @@ def _pcast_hint(applications, sep) -> str:
     )
 
 
+def _reads_pcast(jaxpr) -> bool:
+    marked = _eager.pcast_vars
+    if any(id(v) in marked for v in jaxpr.invars):
+        return True
+    for eqn in jaxpr.eqns:
+        if any(id(v) in marked for v in eqn.outvars) or any(id(v) in marked for v in eqn.invars):
+            return True
+        if any(_reads_pcast(_open(j)) for j in ir.jaxprs_in_params(eqn.params)):
+            return True
+    return False
+
+
 def check_control_flow_vma(p, params, vin) -> None:
     """JAX's refusals of a cond whose branches' results, or a loop whose carries, vary along
     different manual axes (its 'pvary' TypeErrors, with the pcast that fixes each), for an eager
-    checked body, whose values' varying axes are exact (``pcast`` marks them there)."""
+    checked body, whose values' varying axes are exact (``pcast`` marks them there). A jaxpr
+    that pcast a value of is let through: its staged types do not show the cast."""
+    if _eager.pcast_vars and any(_reads_pcast(_open(j)) for j in ir.jaxprs_in_params(params)):
+        return
     if p is cf.cond_p:
         branches = [_open(b) for b in params["branches"]]
         outs = [_varying(b, vin[1:]) for b in branches]

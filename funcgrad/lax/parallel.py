@@ -303,8 +303,16 @@ def pvary(x, axis_name):
     [1.0, 1.0]
     """
     names = _names(axis_name, "pvary")
-    batching.axis_size(names, "pvary")
+    _check_pvary_scope(names)
     return tu.tree_map(lambda v: _eager.mark_varying(v, names), x)
+
+
+def _check_pvary_scope(names) -> None:
+    # (JAX's pvary primitive has no eager impl: called outside every transformation it is its
+    # ValueError; traced, an unbound name is the usual NameError)
+    if batching.trace_state_clean():
+        raise ValueError("pvary should be called under jax.shard_map.")
+    batching.axis_size(names, "pvary")
 
 
 def pcast(x, axis_name, *, to):
@@ -320,7 +328,10 @@ def pcast(x, axis_name, *, to):
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
     names = _names(axis_name, "pcast")
-    batching.axis_size(names, "pcast")
+    if to == "varying":
+        _check_pvary_scope(names)
+    else:
+        batching.axis_size(names, "pcast")
     return tu.tree_map(lambda v: _eager.mark_varying(v, names), x) if to == "varying" else x
 
 

@@ -190,9 +190,37 @@ def test_eager_cond_and_scan_refuse_results_varying_differently_as_jax():
             lib.shard_map(
                 lambda x, y: swapped(x, y, False), mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i")
             )(x, x)
-        return lib.shard_map(
+        # (a pcast inside a branch is not in the branch's staged types: not refused)
+        cast = lib.shard_map(
+            lambda x, y: lib.lax.cond(
+                True,
+                lambda x, y: lib.lax.pcast(x, "j", to="varying"),
+                lambda x, y: lib.lax.pcast(y, "i", to="varying"),
+                x,
+                y,
+            ),
+            mesh=mesh,
+            in_specs=(P("i"), P("j")),
+            out_specs=P(("i", "j")),
+        )(x, x + 2)
+        fixed = lib.shard_map(
             lambda x, y: swapped(x, y, True), mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i")
-        )(x, x + 1)
+        )
+        return [*fixed(x, x + 1), cast]
 
     for a, b in zip(run(funcgrad, fs.P), run(jax, js.PartitionSpec)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_pcast_to_varying_outside_shard_map_is_refused_as_jax():
+    # (JAX's pvary primitive has no eager impl: eagerly outside every transformation its
+    # ValueError, funcgrad's was a NameError; traced with no name bound, the NameError)
+    def refusals(lib):
+        x = np.arange(4.0, dtype=np.float32)
+        with pytest.raises(ValueError, match="pvary should be called under jax.shard_map"):
+            lib.lax.pcast(x, "x", to="varying")
+        with pytest.raises(NameError, match="Found an unbound axis name: x"):
+            lib.jit(lambda v: lib.lax.pcast(v, "x", to="varying"))(x)
+
+    refusals(funcgrad)
+    refusals(jax)
