@@ -180,22 +180,20 @@ def _squeeze(avals_in, avals_out, *, dimensions, **params):
 
 
 def _concatenate(avals_in, avals_out, *, dimension, **params):
-    # As JAX's rule, the operands' shardings agree and the result has theirs, along the
-    # concatenated dimension too (the partitioner moves the blocks). JAX asks for equal shardings;
-    # here a dimension one operand leaves unsharded defers to the others' (vmap broadcasts an
-    # unbatched operand without its batch dimension's axis, where JAX's broadcast gives it one).
-    specs = [spec_of(a) for a in avals_in]
-    out = []
-    for d in range(avals_out[0].ndim):
-        named = {s[d] for s in specs if s[d]}
-        if len(named) > 1:
-            shown = ", ".join(_show(s) for s in specs)
-            raise ShardingTypeError(
-                f"All operands should have the same sharding. Got shardings {shown}. Reshard them to one "
-                "sharding first (funcgrad.sharding.reshard)."
-            )
-        out.append(named.pop() if named else ())
-    return [tuple(out)]
+    # As JAX's rule: the operands' shardings are equal, and the result has theirs, along the
+    # concatenated dimension too (the partitioner moves the blocks). An operand unsharded
+    # everywhere defers to the others (vmap broadcasts an unbatched operand without its batch
+    # dimension's axis where JAX's broadcast gives it one: jnp.stack([v, w]) with an unmapped
+    # replicated w computes where JAX raises).
+    specs = [spec_of(a) for a in avals_in if a.sharding is not None]
+    specs = [s for s in specs if any(s)] or specs
+    if any(s != specs[0] for s in specs[1:]):
+        shown = ", ".join(_show(s) for s in specs)
+        raise ShardingTypeError(
+            f"All operands should have the same sharding. Got shardings {shown}. Reshard them to one "
+            "sharding first (funcgrad.sharding.reshard)."
+        )
+    return [specs[0] if specs else ((),) * avals_out[0].ndim]
 
 
 def _reshape_error(x, new_sizes):

@@ -795,3 +795,27 @@ def test_mesh_update_as_jax():
     ours, theirs = run(funcgrad, fs), run(jax, js)
     assert ours[0] == theirs[0] and ours[2:] == theirs[2:]
     assert [t.name for t in ours[1]] == [t.name for t in theirs[1]]
+
+
+def test_concatenate_needs_equal_shardings_as_jax():
+    # (pjit_test's test_concatenate: P('x', 'y') with P('x', None) on a (2, 1) mesh is JAX's error)
+    def run(lib, sh):
+        P = sh.PartitionSpec
+        with sh.set_mesh(lib.make_mesh((2, 1), ("x", "y"), axis_types=(sh.AxisType.Explicit,) * 2)):
+            a = lib.device_put(np.arange(16.0, dtype=np.float32).reshape(4, 4), P("x", "y"))
+            b = lib.device_put(np.arange(4.0, dtype=np.float32).reshape(4, 1), P("x", "y"))
+            c = lib.device_put(np.arange(4.0, dtype=np.float32).reshape(4, 1), P("x"))
+            f = lib.jit(lambda u, v: lib.numpy.concatenate([u, v], axis=1))
+            out = f(a, b)
+            try:
+                f(a, c)
+            except Exception as e:  # noqa: BLE001 - which error is compared
+                return (
+                    str(out.sharding.spec),
+                    np.asarray(out).tolist(),
+                    type(e).__name__,
+                    str(e).split(".")[0],
+                )
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours[:3] == theirs[:3] and ours[3].startswith("All operands should have the same sharding")
