@@ -128,7 +128,5 @@ def install() -> None:
     if not hasattr(jax, "legacy_prng_key"):
         jax.legacy_prng_key = sys.modules["jax._src.config"].legacy_prng_key
     if not hasattr(jax.random, "random_gamma_p"):  # (key_reuse_test's table, at import)
-        from .stubs import Missing
-
-        jax.random.random_gamma_p = Missing("jax.random.random_gamma_p")
+        jax.random.random_gamma_p = stubs.Missing("jax.random.random_gamma_p")
     del jax

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import types
 
+from funcgrad.xla_bridge.lowering import lower_jaxpr
+
+from funcgrad._aot import CompiledCall, Lowered
+
 
 def _lowering(lowered):
-    from funcgrad.xla_bridge.lowering import lower_jaxpr
-
     spmd = lowered._spmd
     if spmd is not None:
         return types.SimpleNamespace(const_args=list(getattr(spmd, "const_args", ())))
@@ -25,8 +27,6 @@ def _params(compiled):
 
 
 def install() -> None:
-    from funcgrad._aot import CompiledCall, Lowered
-
     Lowered._lowering = property(_lowering)
     CompiledCall._params = property(_params)
     CompiledCall._executable = property(lambda self: self._compiled.executable)
