@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import _key_reuse, xla_bridge
+from funcgrad import _key_reuse, kernel, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
 from funcgrad._api_util import (
     abstractify,
@@ -782,6 +782,9 @@ def library_jit(fun: Callable, **options) -> JittedFunction:
     jitted = jit(fun, **options)
     jitted._warned = True  # the warning's once-only flag: already given
     return jitted
+
+
+kernel.register(library_jit=library_jit)  # NOTE: [eager factorisations as one program]
 
 
 _MAX_INSTANCES = 256

@@ -46,6 +46,7 @@ def register(
     default_precision: Callable | None = None,
     aliased_ref_error: Callable | None = None,
     state_discovery: Callable | None = None,
+    library_jit: Callable | None = None,
 ) -> None:
     """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
 
@@ -75,7 +76,9 @@ def register(
       JAX's words (``funcgrad._ref_errors``; NOTE: [held state operands]);
     - ``state_discovery``: ``() -> context manager`` entered inside a trace, through which the Refs
       touched there from outside become its extra inputs and outputs (``funcgrad._ref_scopes``;
-      NOTE: [state written by a backward pass]).
+      NOTE: [state written by a backward pass]);
+    - ``library_jit``: ``jit`` for a function the library jits on its caller's behalf
+      (``funcgrad.jitting``; NOTE: [eager factorisations as one program]).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
@@ -107,6 +110,8 @@ def register(
         hooks.aliased_ref_error = aliased_ref_error
     if state_discovery is not None:
         hooks.state_discovery = state_discovery
+    if library_jit is not None:
+        hooks.library_jit = library_jit
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -171,7 +170,10 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
 # the caller chose the shapes), ~11 us. The bits are the op-by-op ones: the factorisations are the
 # same compiled primitives, and the glue is exact or elementwise IEEE arithmetic XLA does not
 # reassociate (tests/surface/numpy/test_linalg.py compares them bit for bit). Anything else (a list
-# operand, unhashable arguments, tracers) takes the op-by-op route.
+# operand, unhashable arguments, tracers) takes the op-by-op route. jit sits above
+# ``funcgrad.numpy`` (it stages Refs), so it reaches this module through the kernel's registration
+# point (``hooks.library_jit``); until ``funcgrad.jitting`` is imported, every call takes the
+# op-by-op route (the same bits).
 _eager_programs = register_cache("numpy.linalg.eager_programs", {})
 _EvalTrace = core.EvalTrace
 
@@ -182,7 +184,8 @@ def _one_program(fn):
     @functools.wraps(fn)
     def call(a, *args, **kwargs):
         if (
-            type(a) not in (Array, np.ndarray)
+            hooks.library_jit is None
+            or type(a) not in (Array, np.ndarray)
             or type(core.current_trace()) is not _EvalTrace
             or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
         ):
@@ -193,7 +196,7 @@ def _one_program(fn):
         except TypeError:  # an unhashable argument
             return fn(a, *args, **kwargs)
         if prog is None:
-            prog = library_jit(functools.partial(_with_arguments, fn, args, kwargs))
+            prog = hooks.library_jit(functools.partial(_with_arguments, fn, args, kwargs))
             bounded_put(_eager_programs, key, prog, 256)
         return prog(a)
 
