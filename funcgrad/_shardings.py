@@ -340,7 +340,8 @@ class NamedSharding(Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
-        return all(self.mesh.shape[n] == 1 for n in self.spec._names())
+        # (an unreduced value's devices hold different partial sums: not replicated, as JAX's)
+        return all(self.mesh.shape[n] == 1 for n in (*self.spec._names(), *self.spec.unreduced))
 
     def _factors(self, ndim) -> list:
         sizes = self.mesh.shape

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad._placement import reshard
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import rng
 from funcgrad.primitives.rng import RandomAlgorithm
@@ -27,9 +28,12 @@ def _shape(shape, name):
         raise TypeError(f"lax.{name}: shape must be a tuple of ints, got {shape!r}") from None
 
 
-def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT):
+def rng_bit_generator(
+    key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, *, out_sharding=None
+):
     """Uniformly distributed random bits of ``shape`` and unsigned ``dtype`` from ``key`` (XLA's
-    stateless RngBitGenerator); returns ``(new_key, bits)``.
+    stateless RngBitGenerator); returns ``(new_key, bits)``. ``out_sharding`` lays out the bits
+    (JAX's: the new key stays replicated).
 
     ``key`` is a ``uint32[4]`` (or ``uint64[2]``) state; ``algorithm`` a ``RandomAlgorithm``.
 
@@ -53,6 +57,8 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
             f"lax.rng_bit_generator: algorithm must be a lax.RandomAlgorithm, got {algorithm!r}"
         ) from None
     out = rng.rng_bit_generator_p.bind(asarray(key), shape=shape, dtype=dtype, algorithm=int(algorithm))
+    if out_sharding is not None:
+        return out[0], reshard(out[1], out_sharding)
     return tuple(out)
 
 

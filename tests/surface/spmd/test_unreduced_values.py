@@ -210,3 +210,25 @@ def test_segment_out_sharding_as_jax(op):
 
     ours, theirs = _on_both(build, (4,), ("x",))
     assert ours == theirs
+
+
+def test_unreduced_sharding_is_not_fully_replicated_as_jax():
+    def build(lib, sh):
+        P = sh.PartitionSpec
+        return [
+            sh.reshard(lib.numpy.arange(8), P(unreduced=u)).sharding.is_fully_replicated
+            for u in ({"x", "y"}, {"x"}, set())
+        ]
+
+    ours, theirs = _on_both(build, (2, 2), ("x", "y"))
+    assert ours == theirs
+
+
+def test_rng_bit_generator_out_sharding_as_jax():
+    def build(lib, sh):
+        key = np.array((1, 2, 3, 4), np.uint32)
+        k, bits = lib.lax.rng_bit_generator(key, shape=(4, 8), out_sharding=sh.PartitionSpec("x"))
+        return np.asarray(k).tolist(), str(bits.sharding.spec), np.asarray(bits).tolist()
+
+    ours, theirs = _on_both(build, (2,), ("x",))
+    assert ours == theirs
