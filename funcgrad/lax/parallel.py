@@ -199,6 +199,8 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
 
     def scatter(v):
         s = _axis(scatter_dimension, np.ndim(v), "psum_scatter")
+        if np.dtype(v.dtype if hasattr(v, "dtype") else np.result_type(v)) == np.bool_:  # (JAX's words)
+            raise TypeError("reduce_sum does not accept dtype bool. Accepted dtypes are subtypes of number.")
         return co.psum_scatter_p.bind(v, axis_name=names, scatter_dimension=s, tiled=bool(tiled), **g)
 
     return tu.tree_map(scatter, _leaves(x))

@@ -241,3 +241,15 @@ def test_all_to_all_over_two_vmapped_names_as_jax(split_axis, concat_axis, vmap_
     y = np.asarray(f(x.reshape(shape))).reshape(4, 4, 4)
     s = split_axis + 1 if vmap_axis <= split_axis else split_axis
     np.testing.assert_array_equal(y, np.moveaxis(x, (vmap_axis, s), (concat_axis + 1, 0)))
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+def test_psum_scatter_of_booleans_is_refused_as_jax(tiled):
+    # (the lax-parameter fuzzer's collectives probe) JAX's TypeError in its words
+    jax = pytest.importorskip("jax")
+    x = np.ones((2, 2), bool)
+    for T in (funcgrad, jax):
+        with pytest.raises(TypeError, match="reduce_sum does not accept dtype bool"):
+            T.vmap(
+                lambda r, T=T: T.lax.psum_scatter(r, "i", scatter_dimension=0, tiled=tiled), axis_name="i"
+            )(x)
