@@ -376,15 +376,110 @@ def _jax_symbolic_zero_leak(outcome) -> bool:
 def _jax_dead_generic_window(outcome) -> bool:
     # jax's linearize refuses a generic reduce_window (a reducer it does not take for a monoid) as
     # soon as it traces it, used or not; funcgrad, as JAX's rule says, when a primal output it
-    # returns is unknown (seeds 18004/18005: a dead reduce_window under grad o checkpoint o vjp)
+    # returns is unknown (seeds 18004/18005: a dead reduce_window under grad o checkpoint o vjp;
+    # 18011: a dead lax.mul window, and a max window with dilations in a dead cond's branch under
+    # vjp o hessian, whose second derivative jax does not linearize: its cond linearizes every
+    # branch whole)
     return (
         outcome.status == "unraised"
         and "Linearization failed to produce known values" in (outcome.error or "")
-        and any("lax.reduce_window(" in expr and "(lambda x, y:" in expr for _, expr in outcome.case.steps)
+        and any(
+            "lax.reduce_window(" in expr
+            and ("(lambda x, y:" in expr or "lax.mul" in expr or "lax.cond(" in expr)
+            for _, expr in outcome.case.steps
+        )
     )
 
 
 _JAX_DERIVATIVES = ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "linearize")
+
+
+def _error_names(outcome) -> set:
+    # the exception class names _err gave each side (its value: the name's bytes)
+    m = outcome.mismatch
+    names = set()
+    for v in (m.fg, m.jax):
+        a = np.asarray(v)
+        if a.dtype.kind in "iuf" and a.ndim == 1 and a.size and np.all((a >= 65) & (a <= 122)):
+            names.add(bytes(a.astype(np.uint8)).decode())
+    return names
+
+
+def _jax_reduce_error_by_trace(outcome) -> bool:
+    # a lax.reduce over a dimension past the rank with a monoid and an init made by np.array inside
+    # the program: jax raises ValueError eagerly (its monoid reducer) and IndexError under jit or
+    # vmap (the init is a tracer, so the generic reducer's shape rule); funcgrad's np.array is a
+    # constant there, so ValueError (the lax-parameter fuzzer's seed 18012)
+    return (
+        outcome.status == "mismatch"
+        and _kind(outcome) == "value"
+        and any("_err(" in e and "lax.reduce(" in e for _, e in outcome.case.steps)
+        and _error_names(outcome) == {"ValueError", "IndexError"}
+    )
+
+
+_RAGGED_LIMITS = (
+    "ragged_dot vmap over any dim but 0 - NYI",
+    "Unimplemented grad_x_dims for ragged dot general",
+)
+
+
+def _jax_ragged_dot_limits(outcome) -> bool:
+    # jax's ragged_dot batch rule and its transpose in the ragged-contracting mode are not written
+    # for every layout (NotImplementedError); funcgrad computes (the lax-parameter fuzzer's seeds
+    # 18013/18015). Where the call is invalid anyway, jax's NotImplementedError comes first.
+    if outcome.status == "unraised":
+        return any(words in (outcome.error or "") for words in _RAGGED_LIMITS)
+    return (
+        outcome.status == "mismatch"
+        and any("lax.ragged_dot(" in e for _, e in outcome.case.steps)
+        and "NotImplementedError" in _error_names(outcome)
+    )
+
+
+def _jax_integer_tangent_of_a_product(outcome) -> bool:
+    # jax's dot_general/conv JVP of float operands with an integer preferred_element_type is the
+    # bilinear rule in that type: an integer tangent; funcgrad's is float0, as for any integer
+    # output, so a program packing only such tangents has nothing left (the eager pass, seed 18014)
+    return (
+        outcome.status == "error"
+        and "at least one array or dtype is required" in (outcome.error or "")
+        and any("preferred_element_type=np.int" in e or "preferred_element_type=np.uint" in e
+                for _, e in outcome.case.steps)
+    )  # fmt: skip
+
+
+def _jax_integer_cumlogsumexp(outcome) -> bool:
+    # jax's cumlogsumexp of an integer array fails converting -inf (its init) to the integer type,
+    # except under a derivative, whose rule (an associative scan of logaddexp) computes (the
+    # lax-parameter fuzzer's seed 18017: vmap o jit o linearize)
+    return (
+        outcome.status == "error"
+        and "cannot convert float infinity to integer" in (outcome.error or "")
+        and any("lax.cumlogsumexp(" in e for _, e in outcome.case.steps)
+    )
+
+
+def _jax_dead_betainc_derivative(outcome) -> bool:
+    # jax runs betainc's refusing JVP rule wherever its tracing meets a tangent of a or b, used or
+    # not (a dead betainc inside checkpoint/custom_jvp under a derivative); funcgrad only where the
+    # derivative is computed (the lax-parameter fuzzer's seeds 18016/18017)
+    return outcome.status == "unraised" and "Betainc gradient with respect to a and b not supported" in (
+        outcome.error or ""
+    )
+
+
+def _jax_partial_ppermute_under_vmap(outcome) -> bool:
+    # jax's ppermute batch rule asserts a permutation of every index ('Permutation doesn't match
+    # the axis size!'); funcgrad gives the collective's zeros where nothing is sent, as on devices
+    # (the lax-parameter fuzzer's seed 18017)
+    if outcome.status == "unraised":
+        return "Permutation doesn't match the axis size" in (outcome.error or "")
+    return (
+        outcome.status == "mismatch"
+        and any("lax.ppermute(" in e for _, e in outcome.case.steps)
+        and "AssertionError" in _error_names(outcome)
+    )
 
 
 def _jax_cumulative_negative_axis(outcome) -> bool:
@@ -698,15 +793,88 @@ DOCUMENTED: list[Divergence] = [
     Divergence(
         "jax-dead-generic-reduce-window",
         "A reverse-mode derivative (`grad`, `vjp`, `linearize`) of a program holding a `lax.reduce_window` "
-        "with a reducer jax does not take for a monoid (a `lambda x, y: ...`) whose result does not "
-        "reach the differentiated output.",
+        "with a reducer jax does not take for a monoid (a `lambda x, y: ...`, `lax.mul`) whose result "
+        "does not reach the differentiated output; also a max/min window with dilations in a branch of "
+        "a `cond` under a second reverse-mode derivative, its result unused.",
         "jax refuses the reduction as soon as its linearization traces it ('Linearization failed to "
-        "produce known values for all output primals'), whether or not its result is used; funcgrad "
-        "refuses it, with JAX's error, when the result is an output, and computes the derivative "
-        "(without it) otherwise.",
+        "produce known values for all output primals'), whether or not its result is used (a `cond` "
+        "linearizes each branch whole); funcgrad refuses it, with JAX's error, when the result is an "
+        "output, and computes the derivative (without it) otherwise.",
         "`grad(lambda x: (lax.reduce_window(x, 0.0, lambda a, b: a + b, (2,), (1,), 'VALID'), "
-        "np.sum(x))[1])(x)`: ones (jax: ValueError); the lax-parameter fuzzer's seeds 18004/18005",
+        "np.sum(x))[1])(x)`: ones (jax: ValueError); the lax-parameter fuzzer's seeds 18004/18005/18011",
         _jax_dead_generic_window,
+    ),
+    Divergence(
+        "jax-reduce-dimension-error-under-transformations",
+        "`lax.reduce` of a monoid (`lax.add` with 0, ...) over a dimension past the operand's rank, "
+        "its init value made by `np.array` inside a `jit`- or `vmap`-transformed function.",
+        "jax is inconsistent: its monoid reducer refuses the dimension with a ValueError, but under "
+        "`jit`/`vmap` its `jnp.array` init is a tracer, not concrete, so the generic reducer's shape "
+        "rule raises IndexError instead; funcgrad's `np.array` of a constant stays concrete under a "
+        "transformation, so it raises ValueError everywhere (IndexError for a generic computation, "
+        "as jax).",
+        "`jit(lambda x: lax.reduce(x, np.array(0.0), lax.add, (1,)))(np.ones(3))`: ValueError (jax: "
+        "IndexError; eagerly both ValueError); the lax-parameter fuzzer's seed 18012",
+        _jax_reduce_error_by_trace,
+    ),
+    Divergence(
+        "jax-ragged-dot-limits",
+        "`lax.ragged_dot` under `vmap` (or a derivative that batches it, `jacrev`/`jacfwd`), and some of "
+        "its reverse-mode derivatives with respect to the right operand.",
+        "jax's batching rule and its transpose in the ragged-contracting mode are not written for every "
+        "layout ('ragged_dot vmap over any dim but 0 - NYI', 'Unimplemented grad_x_dims for ragged dot "
+        "general in mode RAGGED_CONTRACTING': NotImplementedError, a limit, not a refusal of the "
+        "program; for an invalid call it comes before the call's own error); funcgrad computes.",
+        "`vmap(lambda l: lax.ragged_dot(l, r, g), in_axes=1)(lhs)`: the values (jax: "
+        "NotImplementedError); the lax-parameter fuzzer's seeds 18013/18015",
+        _jax_ragged_dot_limits,
+    ),
+    Divergence(
+        "jax-integer-tangent-of-a-product",
+        "The `jvp` tangent (and the `jacfwd` of a `jvp`) of `lax.dot_general`/`conv_general_dilated` of "
+        "floating-point operands with an integer `preferred_element_type`.",
+        "jax is inconsistent: an integer output's tangent is float0 everywhere else, but its product "
+        "rules apply the bilinear rule in the preferred type, an integer tangent (the truncated product "
+        "of the tangents); funcgrad gives the float0 tangent of an integer output (its `jacfwd` of the "
+        "product itself gives jax's integer Jacobian).",
+        "`jvp(lambda a: lax.dot_general(a, b, (((), ()), ((0,), (0,))), preferred_element_type=np.int64), "
+        "(a,), (a,))[1]`: float0 (jax: int64); the lax-parameter fuzzer's eager pass, seed 18014",
+        _jax_integer_tangent_of_a_product,
+    ),
+    Divergence(
+        "jax-dead-betainc-derivative",
+        "A derivative of a program holding a `lax.betainc` whose `a` or `b` depends on the "
+        "differentiated input but whose result does not reach the output (inside `checkpoint` or "
+        "a `custom_jvp` function).",
+        "jax runs betainc's refusing rule ('Betainc gradient with respect to a and b not supported') "
+        "as soon as its tracing meets such a tangent, used or not; funcgrad refuses it, with JAX's "
+        "error, when the derivative is computed, and computes the rest otherwise.",
+        "`jvp(checkpoint(f))` where f computes, unused, a `custom_jvp` function of "
+        "`checkpoint(lambda x: lax.betainc(abs(x) + 1.5, abs(x) + 0.25, logistic(x)))`: the other "
+        "outputs' tangents (jax: ValueError); the lax-parameter fuzzer's seeds 18016/18017",
+        _jax_dead_betainc_derivative,
+    ),
+    Divergence(
+        "jax-partial-ppermute-under-vmap",
+        "`lax.ppermute` under `vmap` with a named axis whose `perm` does not send from every index.",
+        "jax's batching rule asserts a full permutation (AssertionError 'Permutation doesn't match the "
+        "axis size!'), though the same collective on devices (`pmap`, `shard_map`) takes a partial one "
+        "and gives zeros where nothing arrives; funcgrad gives those zeros under `vmap` too.",
+        "`vmap(lambda r: lax.ppermute(r, 'i', perm=[(0, 1), (1, 0)]), axis_name='i')(np.arange(4.0))`: "
+        "[1, 0, 0, 0] (jax: AssertionError); the lax-parameter fuzzer's seed 18017",
+        _jax_partial_ppermute_under_vmap,
+    ),
+    Divergence(
+        "jax-integer-cumlogsumexp-under-derivatives",
+        "`lax.cumlogsumexp` of an integer (or unsigned) array, differentiated (`jvp`, `linearize`, ...).",
+        "jax is inconsistent: eagerly and under `jit` it raises OverflowError ('cannot convert float "
+        "infinity to integer', its -inf init in the integer type), but under a derivative its rule "
+        "re-runs the reduction as an associative scan of `logaddexp`, which computes; funcgrad raises "
+        "the OverflowError everywhere.",
+        "`linearize(lambda x: lax.cumlogsumexp(x.astype(np.uint8), axis=0), x)`: OverflowError (jax: "
+        "values; `lax.cumlogsumexp(np.ones(2, np.uint8))` alone raises in both); the lax-parameter "
+        "fuzzer's seed 18017",
+        _jax_integer_cumlogsumexp,
     ),
     Divergence(
         "jax-cumulative-negative-axis-under-derivatives",
