@@ -19,6 +19,9 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives import collectives as co
 from funcgrad.xla_bridge.emitter import LoweringError, aval_type, register, tensor_type, xla_dtype
+from funcgrad.xla_bridge.rules.complex import complex_of
+
+from funcgrad.kernel import dtypes as _dt
 
 
 def _spmd(ctx, what):
@@ -68,10 +71,10 @@ def _reshape(fb, x, aval, shape):
     return fb.emit(f"stablehlo.reshape {x} : ({aval_type(aval)}) -> {tensor_type(shape, aval.dtype)}")
 
 
-def _all_reduce(ctx, x, axis_name, op, what, axis_index_groups=None):
+def _all_reduce(ctx, x, axis_name, op, what, axis_index_groups=None, aval=None):
     spmd = _spmd(ctx, what)
     fb = ctx.fb
-    a = ctx.avals_in[0]
+    a = ctx.avals_in[0] if aval is None else aval
     dtype = xla_dtype(a.dtype)
     region = _reducer(fb, op, dtype)
     t = aval_type(a)
@@ -82,7 +85,22 @@ def _all_reduce(ctx, x, axis_name, op, what, axis_index_groups=None):
 
 
 def _psum(ctx, x, *, axis_name, axis_index_groups=None):
-    op = "stablehlo.or" if ctx.avals_in[0].dtype == np.bool_ else "stablehlo.add"
+    a = ctx.avals_in[0]
+    if _dt.kind(a.dtype) == "c":
+        # A complex sum over devices is the sums of its two parts: XLA's CPU compiler aborted the
+        # process on an all-reduce of a broadcast complex constant (its algebraic simplifier's
+        # HandleBroadcast, 'Check failed: buffer != nullptr': jit(grad) of a shard_map whose body
+        # psums a complex value, seed 17019 of the sharded-program fuzzer; jax aborts too), and
+        # its runtime has no complex reduction (JAX's 'Unsupported reduction computation').
+        part = a.update(dtype=_dt.real_dtype(a.dtype))
+        t_in, t_part = aval_type(a), aval_type(part)
+        re = ctx.fb.emit(f"stablehlo.real {x} : ({t_in}) -> {t_part}")
+        im = ctx.fb.emit(f"stablehlo.imag {x} : ({t_in}) -> {t_part}")
+        sums = [
+            _all_reduce(ctx, v, axis_name, "stablehlo.add", "psum", axis_index_groups, part) for v in (re, im)
+        ]
+        return complex_of(ctx.fb, *sums, a)
+    op = "stablehlo.or" if a.dtype == np.bool_ else "stablehlo.add"
     return _all_reduce(ctx, x, axis_name, op, "psum", axis_index_groups)
 
 

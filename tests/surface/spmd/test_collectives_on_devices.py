@@ -182,3 +182,21 @@ def test_collectives_under_vmap_inside_shard_map(x):
     b = blocks(x)
     want = np.broadcast_to(b.sum(0), b.shape) - b.sum(1, keepdims=True)
     assert np.allclose(f(x), want.reshape(x.shape))
+
+
+def test_complex_psum_under_jit_of_grad():
+    # (the sharded-program fuzzer, seed 17019) the cotangent of a complex psum is a broadcast
+    # complex constant, and XLA's CPU simplifier aborted the process on its all-reduce (jax's
+    # jit(grad) aborts too); a complex psum reduces its two parts
+    b = np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 2, 2)
+
+    def f(b):
+        body = lambda v: lax.psum(fnp.sinh(fnp.asarray(v, fnp.complex64) / 3), "x")  # noqa: E731
+        return fnp.sum(fnp.real(sm(body, in_specs=P(), out_specs=P(), check_vma=False)(b)))
+
+    want = 8 / 3 * np.cosh(b / 3)
+    for run in (funcgrad.grad(f), funcgrad.jit(funcgrad.grad(f))):
+        np.testing.assert_allclose(np.asarray(run(b)), want, rtol=1e-6)
+    z = np.array([1 + 2j, -0.5j], np.complex64)
+    out = funcgrad.jit(sm(lambda v: lax.psum(v, "x"), in_specs=P(), out_specs=P(), check_vma=False))(z)
+    np.testing.assert_allclose(np.asarray(out), 8 * z)
