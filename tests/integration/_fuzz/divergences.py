@@ -438,7 +438,7 @@ def _jax_ragged_dot_limits(outcome) -> bool:
 
 
 def _jax_integer_tangent_of_a_product(outcome) -> bool:
-    # jax's dot_general/conv JVP of float operands with an integer preferred_element_type is the
+    # jax's dot_general JVP of float operands with an integer preferred_element_type is the
     # bilinear rule in that type: an integer tangent; funcgrad's is float0, as for any integer
     # output, so a program packing only such tangents has nothing left (the eager pass, seed 18014)
     return (
@@ -831,10 +831,10 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "jax-integer-tangent-of-a-product",
-        "The `jvp` tangent (and the `jacfwd` of a `jvp`) of `lax.dot_general`/`conv_general_dilated` of "
-        "floating-point operands with an integer `preferred_element_type`.",
+        "The `jvp` tangent (and the `jacfwd` of a `jvp`) of `lax.dot_general` of floating-point "
+        "operands with an integer `preferred_element_type`.",
         "jax is inconsistent: an integer output's tangent is float0 everywhere else, but its product "
-        "rules apply the bilinear rule in the preferred type, an integer tangent (the truncated product "
+        "rule applies the bilinear rule in the preferred type, an integer tangent (the truncated product "
         "of the tangents); funcgrad gives the float0 tangent of an integer output (its `jacfwd` of the "
         "product itself gives jax's integer Jacobian).",
         "`jvp(lambda a: lax.dot_general(a, b, (((), ()), ((0,), (0,))), preferred_element_type=np.int64), "
