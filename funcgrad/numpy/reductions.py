@@ -80,6 +80,12 @@ def _prepare(name, a, axis):
 def _keepdims(out, in_shape, axes, keepdims):
     if not keepdims:
         return out
+    shape = core.get_aval(out).shape
+    if len(shape) != len(in_shape) - len(axes):  # (a larger where mask broadcast the array: _masked)
+        shape = list(shape)
+        for ax in sorted(axes):  # (JAX's lax.expand_dims(result, pos_dims))
+            shape.insert(ax, 1)
+        return st.reshape(out, tuple(shape))
     return st.reshape(out, red.keep_dims_shape(in_shape, axes))
 
 
@@ -115,10 +121,17 @@ def _round_to(res, dtype):
 
 
 def _masked(a, where, fill):
-    """``a`` where the (broadcastable) mask is true, ``fill`` elsewhere, at ``a``'s shape."""
+    """``a`` where the (broadcastable) mask is true, ``fill`` elsewhere, at their broadcast shape:
+    as JAX's ``_where`` in its reductions, a mask of more dimensions broadcasts ``a``, and the
+    reduction's axes, counted on ``a``, apply to that (``sum(x, where=m)`` of a 0-d ``x`` and a
+    (2, 1) ``m`` is the (2, 1) masked ``x``; ``mean``/``var`` refuse it in ``_count``, as JAX's)."""
     if where is None:
         return a
-    mask = broadcast_to(as_bool(where), a.shape)
+    mask = as_bool(where)
+    shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(core.get_aval(mask).shape)))
+    mask = broadcast_to(mask, shape)
+    if shape != tuple(a.shape):
+        a = broadcast_to(a, shape)
     return select(mask, a, constant(fill, a.dtype))
 
 

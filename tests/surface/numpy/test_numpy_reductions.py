@@ -777,3 +777,30 @@ def test_cumulative_functions_ravel_a_weak_scalar_as_jax(name):
         assert run(funcgrad, fnp, v) == run(jax, jax.numpy, v), v
     want = jax.grad(lambda b: getattr(jax.numpy, name)(b, axis=-1).sum())(1.5)
     assert float(funcgrad.grad(lambda b: getattr(fnp, name)(b, axis=-1).sum())(1.5)) == float(want)
+
+
+def test_a_where_mask_of_more_dimensions_broadcasts_the_array_as_jax():
+    # (the program fuzzer's progy table, seed 17020) JAX's reductions mask with a broadcasting
+    # where, so a larger mask broadcasts the array and the axes (counted on the array) apply to
+    # that; mean and var refuse it. funcgrad refused every one ('Cannot broadcast to shape with
+    # fewer dimensions')
+    import jax
+
+    x, m = np.float32(1.5), np.array([[True], [False]])
+    v, m2 = np.arange(3.0, dtype=np.float32), np.array([[True, False, True], [True, True, False]])
+    for T, N in ((funcgrad, fnp), (jax, jax.numpy)):
+        got = [
+            N.sum(x, where=m),
+            N.max(x, where=m, initial=0.0),
+            N.prod(v, axis=-1, where=m2),
+            N.sum(v, axis=0, where=m2, keepdims=True),
+            N.any(v > 0, where=m2),
+        ]
+        if T is funcgrad:
+            mine = got
+        else:
+            for a, b in zip(mine, got):
+                assert a.shape == b.shape and a.dtype == b.dtype
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        with pytest.raises(ValueError, match="Cannot broadcast to shape with fewer dimensions"):
+            N.mean(x, where=m)
