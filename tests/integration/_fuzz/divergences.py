@@ -464,8 +464,10 @@ def _jax_dead_betainc_derivative(outcome) -> bool:
     # jax runs betainc's refusing JVP rule wherever its tracing meets a tangent of a or b, used or
     # not (a dead betainc inside checkpoint/custom_jvp under a derivative); funcgrad only where the
     # derivative is computed (the lax-parameter fuzzer's seeds 18016/18017)
-    return outcome.status == "unraised" and "Betainc gradient with respect to a and b not supported" in (
-        outcome.error or ""
+    error = outcome.error or ""
+    return outcome.status == "unraised" and (
+        "Betainc gradient with respect to a and b not supported" in error
+        or "Differentiation rule for 'zeta' not implemented" in error  # (the same for zeta: 18020)
     )
 
 
@@ -842,16 +844,17 @@ DOCUMENTED: list[Divergence] = [
         _jax_integer_tangent_of_a_product,
     ),
     Divergence(
-        "jax-dead-betainc-derivative",
-        "A derivative of a program holding a `lax.betainc` whose `a` or `b` depends on the "
-        "differentiated input but whose result does not reach the output (inside `checkpoint` or "
-        "a `custom_jvp` function).",
-        "jax runs betainc's refusing rule ('Betainc gradient with respect to a and b not supported') "
-        "as soon as its tracing meets such a tangent, used or not; funcgrad refuses it, with JAX's "
-        "error, when the derivative is computed, and computes the rest otherwise.",
+        "jax-dead-refused-derivative",
+        "A derivative of a program holding a `lax.betainc` whose `a` or `b` (or a `lax.zeta` whose "
+        "operand) depends on the differentiated input but whose result does not reach the output "
+        "(inside `checkpoint`, `scan` or a `custom_jvp` function).",
+        "jax runs the refusing rule ('Betainc gradient with respect to a and b not supported', "
+        "'Differentiation rule for 'zeta' not implemented') as soon as its tracing meets such a "
+        "tangent, used or not; funcgrad refuses it, with JAX's error, when the derivative is "
+        "computed, and computes the rest otherwise.",
         "`jvp(checkpoint(f))` where f computes, unused, a `custom_jvp` function of "
         "`checkpoint(lambda x: lax.betainc(abs(x) + 1.5, abs(x) + 0.25, logistic(x)))`: the other "
-        "outputs' tangents (jax: ValueError); the lax-parameter fuzzer's seeds 18016/18017",
+        "outputs' tangents (jax: ValueError); the lax-parameter fuzzer's seeds 18016/18017/18020",
         _jax_dead_betainc_derivative,
     ),
     Divergence(
