@@ -259,13 +259,20 @@ def _build(
             # (a result typed unreduced or reduced carries that sharding: the type's, over the
             # program's mesh; NOTE: [unreduced values])
             exe.replace_out_sharding(j, type(a.sharding)(mesh, a.sharding.spec)._bridge(a.ndim))
-    if len(devices) == 1:
-        # On one device XLA reports every result replicated; a result typed over explicit mesh
-        # axes keeps its type's layout there, as on several devices (NOTE: [sharding in types]).
-        for j, s in enumerate(out_shardings):
-            typed = _typed_spec(closed.out_avals[j], mesh) if s is None else None
-            if typed is not None and any(typed[1]):
-                exe.replace_out_sharding(j, sharded.named_sharding(mesh, typed[1]))
+    # On one device XLA reports every result replicated, and on several it drops the mesh axes of
+    # size 1; a result typed over explicit mesh axes keeps its type's layout there, as JAX's
+    # (NOTE: [sharding in types]: P('x', None, None) on a (1, 2) mesh).
+    sizes = dict(zip(mesh.axis_names, mesh.devices.shape)) if mesh is not None else {}
+    for j, s in enumerate(out_shardings):
+        typed = _typed_spec(closed.out_avals[j], mesh) if s is None else None
+        if typed is None or not any(typed[1]):
+            continue
+        if len(devices) == 1 or any(sizes.get(n) == 1 for d in typed[1] for n in d):
+            named = sharded.named_sharding(mesh, typed[1])
+            if len(devices) == 1 or sharded.same_layout(
+                named, exe.out_shardings[j], closed.out_avals[j].ndim
+            ):
+                exe.replace_out_sharding(j, named)
     consts = [sharded.put(np.asarray(c, xla_dtype(c.dtype)), const_sharding) for c in lowered.const_args]
     return Compiled(closed, exe, consts, lowered.text, lowered.donate_argnums, in_shardings=in_shardings)
 

@@ -819,3 +819,18 @@ def test_concatenate_needs_equal_shardings_as_jax():
 
     ours, theirs = run(funcgrad, fs), run(jax, js)
     assert ours[:3] == theirs[:3] and ours[3].startswith("All operands should have the same sharding")
+
+
+def test_jit_result_keeps_a_size_one_axis_of_its_type_as_jax():
+    # (XLA drops mesh axes of size 1 from the layouts it reports: pjit_test's
+    # test_jnp_matmul_out_sharding_3d, a (1, 2) mesh)
+    def run(lib, sh):
+        P = sh.PartitionSpec
+        with sh.set_mesh(lib.make_mesh((1, 2), ("x", "y"), axis_types=(sh.AxisType.Explicit,) * 2)):
+            x = sh.reshard(lib.numpy.ones((1, 1, 4)), P("x", None, "y"))
+            y = sh.reshard(lib.numpy.ones((1, 4, 2)), P("x", "y", None))
+            z = lib.jit(lambda a, b: lib.numpy.matmul(a, b, out_sharding=P("x")))(x, y)
+            t = lib.jit(lambda a: a.T)(x)
+            return str(z.sharding.spec), str(t.sharding.spec), np.asarray(z).tolist()
+
+    assert run(funcgrad, fs) == run(jax, js)
