@@ -106,8 +106,8 @@ class KernelHooks:
         # ``funcgrad.ref`` is loaded, when no Ref exists; NOTE: [state written by a backward pass]).
         self.state_discovery = None
         # (fun) -> ``jit(fun)`` without the retrace warning (``funcgrad.jitting``): the surface
-        # below jit runs some eager calls as one compiled program through it, and op by op (the
-        # same bits) until jit is imported (NOTE: [eager factorisations as one program]).
+        # below jit runs some eager calls as one compiled program through it, and op by op until
+        # jit is imported (NOTE: [eager factorisations as one program]).
         self.library_jit = None
 
     def __getattr__(self, name):

@@ -361,7 +361,7 @@ def det(a, name: str = "det"):
     n = a.shape[-1]
     if n == 0:
         return asarray(np.ones(a.shape[:-2], a.dtype))
-    if n == 1:
+    if n == 1 and np.dtype(a.dtype).itemsize == 2:
         return a[..., 0, 0]
     if n == 2:  # closed forms: exact, and smooth everywhere
         return ew.sub(ew.mul(a[..., 0, 0], a[..., 1, 1]), ew.mul(a[..., 0, 1], a[..., 1, 0]))
@@ -370,8 +370,8 @@ def det(a, name: str = "det"):
         def term(i, j, k):
             return ew.mul(ew.mul(a[..., 0, i], a[..., 1, j]), a[..., 2, k])
 
+        # JAX's order of the six terms (each subtracted in turn), so the rounding is JAX's
         plus = ew.add(ew.add(term(0, 1, 2), term(1, 2, 0)), term(2, 0, 1))
-        minus = ew.add(ew.add(term(2, 1, 0), term(0, 2, 1)), term(1, 0, 2))
-        return ew.sub(plus, minus)
+        return ew.sub(ew.sub(ew.sub(plus, term(2, 1, 0)), term(0, 2, 1)), term(1, 0, 2))
     inexact(a, name)  # (16-bit floats beyond 3x3: the error naming the dtype and the fix)
     return call_custom(_det, a)

@@ -146,6 +146,58 @@ class SlogdetResult(NamedTuple):
 # Factorisations
 
 
+# NOTE: [eager factorisations as one program]
+# JAX's ``jnp.linalg`` factorisations (``eigh``, ``svd``, ``qr``, ``cholesky``, ``inv``, ``solve``,
+# ``det``, ``slogdet``) are jitted functions: an eager call is one call of a cached compiled
+# program. Run op by op, each primitive of theirs runs on its own (compiled, NOTE: [eager LAPACK as
+# compiled], or through SciPy's LAPACK) and the glue around it (symmetrisation, pivots, the
+# diagonal's product, the transposes) too: ~40-170 us for a 4x4 matrix against jax's ~5-12, and
+# the glue rounds differently from XLA's fused program (a det in the last place). An eager call
+# (Array or NumPy operands first, no transformation running, no mesh in context) is one call of
+# the function jitted for its other arguments exactly as given (``library_jit``: no retrace
+# warning, the caller chose the shapes), ~12-25 us, with jax's bits (tests/surface/numpy/
+# test_linalg.py compares them). Anything else (a list operand, unhashable arguments, tracers)
+# takes the op-by-op route. jit sits above ``funcgrad.numpy`` (it stages Refs), so it reaches
+# this module through the kernel's registration point (``hooks.library_jit``); until
+# ``funcgrad.jitting`` is imported, every call takes the op-by-op route.
+_eager_programs = register_cache("numpy.linalg.eager_programs", {})
+_EvalTrace = core.EvalTrace
+
+
+def _one_program(fn):
+    """``fn``'s eager calls as one compiled program (NOTE: [eager factorisations as one program]):
+    its leading array arguments are the program's operands, the rest are fixed in it."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        n = 0
+        while n < len(args) and type(args[n]) in (Array, np.ndarray):
+            n += 1
+        if (
+            n == 0
+            or hooks.library_jit is None
+            or type(core.current_trace()) is not _EvalTrace
+            or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
+        ):
+            return fn(*args, **kwargs)
+        key = (fn, n, args[n:], tuple(sorted(kwargs.items())))
+        try:
+            prog = _eager_programs.get(key)
+        except TypeError:  # an unhashable argument
+            return fn(*args, **kwargs)
+        if prog is None:
+            prog = hooks.library_jit(functools.partial(_with_arguments, fn, args[n:], kwargs))
+            bounded_put(_eager_programs, key, prog, 256)
+        return prog(*args[:n])
+
+    return call
+
+
+def _with_arguments(fn, fixed, kwargs, *operands):
+    return fn(*operands, *fixed, **kwargs)
+
+
+@_one_program
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """The Cholesky factor of Hermitian positive-definite matrices: lower ``L`` with
     ``a = L @ L^H`` (``upper=True``: ``U = L^H``); NaN where ``a`` is not positive definite.
@@ -158,53 +210,6 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
         a = _la.symmetrize(a)
     factor = la.cholesky(a)
     return _la.H(factor) if upper else factor
-
-
-# NOTE: [eager factorisations as one program]
-# JAX's ``jnp.linalg.eigh``, ``svd`` and ``qr`` are jitted functions: an eager call is one call of a
-# cached compiled program. Here each primitive of theirs runs compiled on its own (NOTE: [eager
-# LAPACK as compiled]) and the glue around it (the symmetrisation, ``abs``/``sign`` of a Hermitian
-# SVD, the transposes) op by op, ~40-60 us for a 4x4 matrix against jax's ~10. An eager call (an
-# Array or NumPy operand, no transformation running, no mesh in context) is one call of the
-# function jitted for its other arguments exactly as given (``library_jit``: no retrace warning,
-# the caller chose the shapes), ~11 us. The bits are the op-by-op ones: the factorisations are the
-# same compiled primitives, and the glue is exact or elementwise IEEE arithmetic XLA does not
-# reassociate (tests/surface/numpy/test_linalg.py compares them bit for bit). Anything else (a list
-# operand, unhashable arguments, tracers) takes the op-by-op route. jit sits above
-# ``funcgrad.numpy`` (it stages Refs), so it reaches this module through the kernel's registration
-# point (``hooks.library_jit``); until ``funcgrad.jitting`` is imported, every call takes the
-# op-by-op route (the same bits).
-_eager_programs = register_cache("numpy.linalg.eager_programs", {})
-_EvalTrace = core.EvalTrace
-
-
-def _one_program(fn):
-    """``fn``'s eager calls as one compiled program (NOTE: [eager factorisations as one program])."""
-
-    @functools.wraps(fn)
-    def call(a, *args, **kwargs):
-        if (
-            hooks.library_jit is None
-            or type(a) not in (Array, np.ndarray)
-            or type(core.current_trace()) is not _EvalTrace
-            or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
-        ):
-            return fn(a, *args, **kwargs)
-        key = (fn, args, tuple(sorted(kwargs.items())))
-        try:
-            prog = _eager_programs.get(key)
-        except TypeError:  # an unhashable argument
-            return fn(a, *args, **kwargs)
-        if prog is None:
-            prog = hooks.library_jit(functools.partial(_with_arguments, fn, args, kwargs))
-            bounded_put(_eager_programs, key, prog, 256)
-        return prog(a)
-
-    return call
-
-
-def _with_arguments(fn, args, kwargs, a):
-    return fn(a, *args, **kwargs)
 
 
 @_one_program
@@ -333,6 +338,7 @@ def eigvals(a):
 # Solves, inverses, determinants
 
 
+@_one_program
 def solve(a, b):
     """Solve ``a @ x = b`` for square ``a`` (LU with partial pivoting); ``b`` is a vector when 1-D,
     else a stack of matrices; batch axes broadcast. NaN/inf for singular ``a``.
@@ -343,6 +349,7 @@ def solve(a, b):
     return _la.solve(a, b)
 
 
+@_one_program
 def inv(a):
     """Inverse of the square matrices in the last two axes.
 
@@ -352,6 +359,7 @@ def inv(a):
     return _la.inv(a)
 
 
+@_one_program
 def det(a):
     """Determinant of the square matrices in the last two axes (LU; exact derivative even at
     singular matrices, NOTE: [solve's derivative]).
@@ -362,6 +370,7 @@ def det(a):
     return _la.det(a)
 
 
+@_one_program
 def slogdet(a, *, method: str | None = None):
     """Sign and log-absolute-value of the determinant, ``SlogdetResult(sign, logabsdet)``;
     ``(0, -inf)`` for singular matrices. ``method``: ``'lu'`` (default) or ``'qr'``.
