@@ -719,7 +719,7 @@ def jit(
         return jitted
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
-    key = (id(fun), config, placement, bool(inline))
+    key = (id(fun), config, placement, bool(inline), bool(keep_unused))
     hit = _instances.get(key)
     if hit is not None and hit[0]() is fun:
         _instances.move_to_end(key)
@@ -730,6 +730,8 @@ def jit(
         return jitted
     jitted = JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames, placement)
     jitted._inline = bool(inline)
+    if keep_unused:  # (NOTE: [unread arguments choose no devices]: all of them do)
+        jitted._keep_unused = True
     try:
         fun_ref = weakref.ref(fun, functools.partial(_drop_instance, key))
     except TypeError:

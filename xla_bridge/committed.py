@@ -1,6 +1,6 @@
 """Committed arrays: where a computation on them runs, and the error when they disagree.
 
-Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array`` and ``hooks`` only (never jaxlib: the
+Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array``, ``hooks`` and ``ir`` only (never jaxlib: the
 buffers' own ``_committed`` flags and shardings are read as attributes). Used by every call
 route (``execute``'s compiled and eager routes, ``dispatch``'s native and staged ones, the SPMD
 route) to choose the device of a call and the committed flag of its results.
@@ -29,8 +29,9 @@ import numpy as np
 
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import backward_dependencies
 
-__all__ = ["IncompatibleDevices", "commit", "committed_devices", "memory_kind"]
+__all__ = ["IncompatibleDevices", "commit", "committed_devices", "memory_kind", "read_inputs"]
 
 
 class IncompatibleDevices(ValueError):
@@ -83,8 +84,25 @@ def _info(buf):
     return shape, tuple(d.id for d in devs), devs[0].platform
 
 
-def committed_devices(args, fun: str):
-    """The devices (a tuple) the committed Arrays among ``args`` live on, or ``None`` when none is
+# NOTE: [unread arguments choose no devices]
+# JAX's jit prunes the arguments its program never reads (``keep_unused=False``, the default)
+# before it assigns devices: a committed or sharded argument the program does not read neither
+# chooses where the call runs (an otherwise argument-free program runs on the default device, its
+# results uncommitted) nor meets the others in "incompatible devices". The dispatcher
+# (xla_bridge/dispatch.py) asks ``committed_devices`` and ``needs_spmd`` about the read ones
+# only (``read_inputs``, once per staged program); such an argument is still handed to the program,
+# moved to its devices. ``jit(keep_unused=True)`` keeps them all, as JAX's.
+
+
+def read_inputs(jaxpr) -> tuple[bool, ...]:
+    """Which of ``jaxpr``'s inputs its live equations (effects included) or results read."""
+    needed = backward_dependencies(jaxpr.eqns, jaxpr.outvars, effects=True, refused=False)[0]
+    return tuple(v in needed for v in jaxpr.invars)
+
+
+def committed_devices(args, fun: str, read=None):
+    """The devices (a tuple) the committed Arrays among ``args`` (those ``read`` flags, when
+    given: NOTE: [unread arguments choose no devices]) live on, or ``None`` when none is
     committed; raises ``IncompatibleDevices`` when two of them disagree (NOTE: [committed
     arrays]).
 
@@ -93,7 +111,7 @@ def committed_devices(args, fun: str):
     """
     found = None
     for i, x in enumerate(args):
-        if type(x) is not Array:
+        if type(x) is not Array or (read is not None and not read[i]):
             continue
         b = x._buffer
         if b is None or not b._committed:

@@ -54,7 +54,12 @@ from typing import NamedTuple
 
 import numpy as np
 from funcgrad.primitives.call import jit_p
-from funcgrad.xla_bridge.committed import IncompatibleDevices, committed_devices, memory_kind
+from funcgrad.xla_bridge.committed import (
+    IncompatibleDevices,
+    committed_devices,
+    memory_kind,
+    read_inputs,
+)
 from funcgrad.xla_bridge.execute import array_buffer, compiled, from_buffers, run, runtime
 from funcgrad.xla_bridge.native import JAX_CONFIG, make_native_dispatcher, waits_for_results
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
@@ -84,7 +89,7 @@ class Staged:
 
     __slots__ = (
         "closed", "out_tree", "hoisted", "single", "in_shardings", "out_shardings", "spmd",
-        "arg_names", "result_names", "key_reuse",
+        "arg_names", "result_names", "key_reuse", "_read",
     )  # fmt: skip
 
     def __init__(self, closed, out_tree, hoisted=(), in_shardings=None, out_shardings=None):
@@ -100,6 +105,7 @@ class Staged:
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.spmd = needs_spmd(closed, (), in_shardings, out_shardings)
+        self._read = None  # (``read_inputs``' answer, once asked)
 
     # Whether a call must run Python around the program (a subclass's, e.g. the surface's jitted
     # functions that read or write Refs): such an entry never takes the native route's cache.
@@ -418,7 +424,7 @@ class Dispatcher(_HotCall):
             dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
         staged, flat, _ = self._stage(_merge(statics, dyn), kwargs)
         try:  # (jit(device=) puts every argument on its device first, as JAX's: nothing to agree on)
-            committed = None if self._device is not None else committed_devices(flat, self._name)
+            committed = None if self._device is not None else self._committed(staged, flat)
         except IncompatibleDevices as e:
             raise e.worded(
                 self._leaf_names(_merge(statics, dyn), kwargs), getattr(self, "__qualname__", None)
@@ -439,13 +445,18 @@ class Dispatcher(_HotCall):
             self._native_meta.append((staged.out_tree, c.out_weak))
         if c.host_outs or (commit and c.in_shardings is None and memory_kind(flat) is not None):
             return res, None  # (no fast path for results moved to host memory: each call comes back here)
+        if _unread_committed(flat, self._read_flags(staged, flat)):
+            # (jaxlib's fast path would not move them: NOTE: [unread arguments choose no devices])
+            return res, None
         return res, c.fastpath_data(res, len(leaves), commit)
 
     def _program(self, staged, flat, donated, committed):
         """``(program, committed results)`` of an eager call: compiled for several devices (the
         spmd row, whose results are laid out over them) or for one, the committed devices' or the
         jitted function's (NOTE: [one compiled program], [committed arrays])."""
-        if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
+        read = self._read_flags(staged, flat)
+        if staged.spmd or needs_spmd(staged.closed, flat if read is None else _kept(flat, read)):
+            # NOTE: [SPMD call route]
             c = spmd().prepare(
                 staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings,
                 names=(staged.arg_names, staged.result_names), compiler_options=self._compiler_options,
@@ -458,6 +469,20 @@ class Dispatcher(_HotCall):
         )  # fmt: skip
         return c, committed is not None or self._device is not None
 
+    def _read_flags(self, staged, flat):
+        """Which of ``flat`` the program reads, or ``None`` when it reads them all or keeps them
+        all (``keep_unused=True``): NOTE: [unread arguments choose no devices]."""
+        if getattr(self, "_keep_unused", False) or staged.hoisted:
+            return None
+        read = staged._read
+        if read is None:
+            read = staged._read = read_inputs(staged.closed.jaxpr)
+        return None if all(read) or len(read) != len(flat) else read
+
+    def _committed(self, staged, flat):
+        """The devices the committed arguments the program reads live on (``committed_devices``)."""
+        return committed_devices(flat, self._name, self._read_flags(staged, flat))
+
     # -- the staged route: transform, spmd, compiled --------------------------------------------
 
     def _call(self, args, kwargs):
@@ -467,7 +492,7 @@ class Dispatcher(_HotCall):
         """The staged route's three rows for a staged call and its flat dynamic arguments."""
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
             # NOTE: [committed arrays] (jit(device=) moves every argument to its device)
-            committed = None if self._device is not None else committed_devices(flat, self._name)
+            committed = None if self._device is not None else self._committed(staged, flat)
             c, commit = self._program(staged, flat, donated, committed)
             return staged.out_tree.unflatten(run(c, flat, donated, committed=commit))
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)
@@ -482,6 +507,20 @@ class Dispatcher(_HotCall):
 
 
 register_boundary_code(Dispatcher._dispatch.__code__)  # NOTE: [traceback boundaries]
+
+
+def _unread_committed(flat, read) -> bool:
+    """Whether an argument the program does not read is a committed or sharded device Array."""
+    if read is None:
+        return False
+    for x, r in zip(flat, read):
+        if not r and type(x) is Array and x._buffer is not None and x._buffer._committed:
+            return True
+    return False
+
+
+def _kept(flat, read) -> list:
+    return [x for x, r in zip(flat, read) if r]
 
 
 def _merge(static_key, dyn_args) -> tuple:

@@ -50,6 +50,17 @@ cases = [
      lambda: jax.value_and_grad(lambda a: jax.device_put(a, d[1]))(jax.device_put(2.0, d[0]))),
     ("grad device_put z->d4", lambda: jax.value_and_grad(lambda a: jnp.sum(jax.device_put(a * a, d[4])))(z)),
     ("vjp device_put x->d2", lambda: jax.vjp(lambda a: jax.device_put(jnp.sin(a), d[2]), x)[1](x)),
+    # arguments the program never reads choose no devices (keep_unused=False): each twice, the
+    # second a native dispatcher's hit
+    *[(f"unused {k} {i}", c) for i in range(2) for k, c in [
+        ("n", lambda: jax.jit(lambda a: jnp.ones(3))(n)),
+        ("n in_shardings", lambda: jax.jit(lambda a: jnp.ones(3), in_shardings=n.sharding)(n)),
+        ("n, used x", lambda: jax.jit(lambda a, b: b + 1)(n, x)),
+        ("n, used z", lambda: jax.jit(lambda a, b: b + 1)(n, z)),
+        ("z, used n", lambda: jax.jit(lambda a, b: a + 1)(n, z)),
+        ("n and z", lambda: jax.jit(lambda a, b: jnp.ones(2))(n, z)),
+        ("n keep_unused", lambda: jax.jit(lambda a: jnp.ones(3), keep_unused=True)(n)),
+    ]],
 ]
 out = {}
 for name, fn in cases:
