@@ -34,6 +34,7 @@ import threading
 from typing import NamedTuple
 
 import numpy as np
+from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, checked_impl
 from funcgrad.primitives.structure import broadcast_in_dim, reshape, rev, transpose
@@ -516,19 +517,20 @@ def _transpose_lhs(g, lhs, rhs, p):
         in_sp, k_sp, p["window_strides"], out_sp, p["padding"], p["lhs_dilation"], p["rhs_dilation"]
     )
     kernel = ew.convert_element_type(rev(rhs, rhs_spec[2:]), aval_of(g).dtype)
-    out = conv_general_dilated(
-        g,
-        kernel,
-        window_strides=p["lhs_dilation"],
-        padding=pads,
-        lhs_dilation=p["window_strides"],
-        rhs_dilation=p["rhs_dilation"],
-        dimension_numbers=ConvDimensionNumbers(out_spec, _spec_transpose(rhs_spec), lhs_spec),
-        feature_group_count=groups,
-        batch_group_count=1,
-        precision=p.get("precision"),
-        preferred_element_type=p.get("preferred_element_type"),
-    )
+    with _sharding_rules.contraction_out(_typed_spec(lhs.aval)):  # (JAX: out_sharding=lhs's type)
+        out = conv_general_dilated(
+            g,
+            kernel,
+            window_strides=p["lhs_dilation"],
+            padding=pads,
+            lhs_dilation=p["window_strides"],
+            rhs_dilation=p["rhs_dilation"],
+            dimension_numbers=ConvDimensionNumbers(out_spec, _spec_transpose(rhs_spec), lhs_spec),
+            feature_group_count=groups,
+            batch_group_count=1,
+            precision=p.get("precision"),
+            preferred_element_type=p.get("preferred_element_type"),
+        )
     out = ew.convert_element_type(out, lhs.aval.dtype)
     if bgc > 1:
         out = _move_group(out, bgc, lhs_spec[1], lhs_spec[0])
@@ -546,20 +548,30 @@ def _transpose_rhs(g, lhs, rhs, p):
         in_sp, k_sp, p["window_strides"], out_sp, p["padding"], p["lhs_dilation"], p["rhs_dilation"]
     )
     lhs_t, rhs_t, out_t = map(_spec_transpose, dn)
-    out = conv_general_dilated(
-        ew.convert_element_type(lhs, aval_of(g).dtype),
-        g,
-        window_strides=p["rhs_dilation"],
-        padding=pads,
-        lhs_dilation=p["lhs_dilation"],
-        rhs_dilation=p["window_strides"],
-        dimension_numbers=ConvDimensionNumbers(lhs_t, out_t, rhs_t),
-        feature_group_count=p["batch_group_count"],
-        batch_group_count=p["feature_group_count"],
-        precision=p.get("precision"),
-        preferred_element_type=p.get("preferred_element_type"),
-    )
+    with _sharding_rules.contraction_out(_typed_spec(rhs.aval)):  # (JAX: out_sharding=rhs's type)
+        out = conv_general_dilated(
+            ew.convert_element_type(lhs, aval_of(g).dtype),
+            g,
+            window_strides=p["rhs_dilation"],
+            padding=pads,
+            lhs_dilation=p["lhs_dilation"],
+            rhs_dilation=p["window_strides"],
+            dimension_numbers=ConvDimensionNumbers(lhs_t, out_t, rhs_t),
+            feature_group_count=p["batch_group_count"],
+            batch_group_count=p["feature_group_count"],
+            precision=p.get("precision"),
+            preferred_element_type=p.get("preferred_element_type"),
+        )
     return ew.convert_element_type(out, rhs.aval.dtype)
+
+
+def _typed_spec(primal_aval):
+    """The sharding type a cotangent takes from its primal (NOTE: [sharding in types]): JAX's
+    transposes pass ``out_sharding=`` the primal's sharding, so a sharded batch (a contracting
+    dimension of the kernel's cotangent) is no ambiguity. None when untyped."""
+    if getattr(primal_aval, "sharding", None) is None:
+        return None
+    return _sharding_rules.spec_of(primal_aval)
 
 
 def _transpose(ct, lhs, rhs, **params):

@@ -115,9 +115,11 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
         # A Python int that x's dtype cannot hold (u8.at[i].add(-3)) is a default-int array, as in
         # jax: combined in int64 and wrapped on the way back, instead of NEP 50's OverflowError.
         y = asarray(np.asarray(y))
-    elif type(y) is int and _dt.kind(x.dtype) in "iu":
+    elif isinstance(y, int) and _dt.kind(x.dtype) in "iu":
         # One x's dtype holds: in its dtype (2**32 - 1 into a uint32 x in 32-bit mode, where a
-        # Python int alone would be an int32 and overflow; JAX's issue 15505).
+        # Python int alone would be an int32 and overflow; JAX's issue 15505). A Python bool is
+        # such an int too, as JAX's ``isinstance(y, int)``: int32 x.at[i].set(False) is a 0, no
+        # bool-with-int promotion (an error under strict promotion).
         y = constant(y, x.dtype)
     update = y
     x, y = promote_args(x, y)

@@ -834,3 +834,39 @@ def test_jit_result_keeps_a_size_one_axis_of_its_type_as_jax():
             return str(z.sharding.spec), str(t.sharding.spec), np.asarray(z).tolist()
 
     assert run(funcgrad, fs) == run(jax, js)
+
+
+def test_a_python_bool_update_of_an_int_array_is_an_int_as_jax(meshes):
+    # (JAX's pjit_test test_scatter_bool_index: a Python bool is a Python int to the update, so
+    # strict promotion has no bool with int32 to refuse)
+    def build(np_, put, lib, sh):
+        x = put(np.arange(32, dtype=np.int32).reshape(8, 4), "x", "y")
+        with lib.numpy_dtype_promotion("strict"):
+            out = lib.jit(lambda a: a.at[:, -1].set(False, out_sharding=lib.typeof(a).sharding))(x)
+        return _type(out, lib), np.asarray(out)
+
+    ours, theirs = _both(meshes, build)
+    assert ours[0] == theirs[0]
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_convolution_cotangents_take_their_primals_types_as_jax(meshes):
+    # (JAX's pjit_test test_grad_conv_general_dilated: the kernel's cotangent contracts the batch
+    # split over x, no ambiguity since JAX's transposes pass out_sharding= the primal's type)
+    kernel = (np.arange(12, dtype=np.float32).reshape(3, 1, 4) - 5.0) / 4.0
+    inputs = np.sin(np.arange(48, dtype=np.float32)).reshape(8, 6, 1)
+
+    def build(np_, put, lib, sh):
+        dn = lib.lax.ConvDimensionNumbers((0, 2, 1), (2, 1, 0), (0, 2, 1))
+
+        def loss(k, x):
+            x = np_.pad(x, ((0, 0), (2, 0), (0, 0)))
+            return (lib.lax.conv_general_dilated(x, k, (1,), "VALID", dimension_numbers=dn) ** 2).sum()
+
+        grads = lib.jit(lib.grad(loss, argnums=(0, 1)))(put(kernel), put(inputs, "x"))
+        return [(_type(g, lib), np.asarray(g)) for g in grads]
+
+    ours, theirs = _both(meshes, build)
+    for (ot, ov), (tt, tv) in zip(ours, theirs):
+        assert ot == tt
+        np.testing.assert_allclose(ov, tv, rtol=1e-5, atol=1e-5)
