@@ -1,7 +1,7 @@
 """Committed arrays: where a computation on them runs, and the error when they disagree.
 
-Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array``, ``hooks`` and ``ir`` only (never jaxlib: the
-buffers' own ``_committed`` flags and shardings are read as attributes). Used by every call
+Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array``, ``hooks`` and ``ir`` only
+(never jaxlib: the buffers' own ``_committed`` flags and shardings are read as attributes). Used by every call
 route (``execute``'s compiled and eager routes, ``dispatch``'s native and staged ones, the SPMD
 route) to choose the device of a call and the committed flag of its results.
 

@@ -118,6 +118,16 @@ def _inexact_int_formula(x):
     return _inexact(promote_args(x, 0)[0])
 
 
+def _no_complex_clip(x):
+    # (JAX's formula clips here, jnp.clip: complex values are its ValueError, in its words)
+    if np.dtype(x.dtype).kind == "c":
+        raise ValueError(
+            "Clip received a complex value either through the input or the min/max keywords. Complex "
+            "values have no ordering and cannot be clipped. Please convert to a real value or array by "
+            "taking the real or imaginary components via jax.numpy.real/imag respectively."
+        )
+
+
 def _const(value, like):
     # weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
     # (nn.relu(0.0) is weak in JAX)
@@ -391,6 +401,7 @@ def sparse_sigmoid(x):
     [0.0, 0.5, 1.0]
     """
     x = _inexact_formula(x)
+    _no_complex_clip(x)
     # jax.nn's formula, 0.5 * clip(x + 1, 0, 2): max/min split the derivative at the kinks x = +-1
     # (1/4 there, as in jax; a select would give 0).
     clipped = ew.min_p.bind(ew.max_p.bind(ew.add_p.bind(x, _const(1, x)), _const(0, x)), _const(2, x))
@@ -560,6 +571,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
         variance = ew.sub_p.bind(
             fnp.mean(ew.square_p.bind(x), axes, keepdims=True, where=where), ew.square_p.bind(mean)
         )
+        _no_complex_clip(variance)
         variance = fnp.maximum(variance, fnp.zeros((), variance.dtype))
     centred = fnp.subtract(x, mean)
     return fnp.multiply(centred, ew.rsqrt_p.bind(fnp.add(fnp.asarray(variance, x.dtype), epsilon)))

@@ -500,3 +500,21 @@ def test_activations_of_complex_values_under_jit_as_jax(name):
     want = jax.jit(getattr(jax.nn, name))(z)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
     assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("name", ["sparse_sigmoid", "standardize"])
+def test_clipping_activations_refuse_complex_values_as_jax(name):
+    # (the program fuzzer's leftovers) jax's formulas clip (jnp.clip): complex values are its
+    # ValueError, in its words, eager and under jit; standardize's given variance is not clipped
+    import jax
+
+    z = np.array([1 + 2j, -1 - 0.5j, 0.5j], np.complex64)
+    for call in (getattr(nn, name), funcgrad.jit(getattr(nn, name))):
+        with pytest.raises(ValueError) as got:
+            call(z)
+        with pytest.raises(ValueError) as want:
+            getattr(jax.nn, name)(z)
+        assert str(got.value) == str(want.value)
+    if name == "standardize":
+        got, want = nn.standardize(z, variance=2.0), jax.nn.standardize(z, variance=2.0)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
