@@ -379,19 +379,24 @@ def _transpose_lhs(
         flipped = None if precision is None else precision[::-1]
         # The cotangent has its primal's sharding type (NOTE: [sharding in types]), unreduced
         # over the axes the primal is reduced over (JAX's to_ct_aval: NOTE: [unreduced values]).
-        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity)), ct_unreduced:
+        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity, g, y)), ct_unreduced:
             return dot_general(y, g, swapped, preferred_element_type=x_aval.dtype, precision=flipped)
     order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
-    with _sharding_rules.contraction_out(_typed_spec(x_aval, order)), ct_unreduced:
+    with _sharding_rules.contraction_out(_typed_spec(x_aval, order, g, y)), ct_unreduced:
         prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
     if order == identity:
         return prod
     return transpose(prod, tuple(int(a) for a in np.argsort(order)))
 
 
-def _typed_spec(x_aval, order):
-    """The sharding type of ``x_aval`` with its dimensions in ``order`` (None when untyped)."""
+def _typed_spec(x_aval, order, *operands):
+    """The sharding type of ``x_aval`` with its dimensions in ``order``. An untyped ``x_aval`` (a
+    constant made off the mesh) among typed ``operands`` is replicated, as JAX's
+    ``get_cur_mesh_sharding(P(None, ...))`` for a primal whose mesh is empty: a weight cotangent
+    contracting a batch split over ``x`` is no ambiguity. None when nothing is typed."""
     if x_aval.sharding is None:
+        if any(getattr(aval_of(o), "sharding", None) is not None for o in operands):
+            return ((),) * len(order)
         return None
     spec = _sharding_rules.spec_of(x_aval)
     return tuple(spec[d] for d in order)  # (a normalized spec: contraction_out takes it as it is)

@@ -870,3 +870,18 @@ def test_convolution_cotangents_take_their_primals_types_as_jax(meshes):
     for (ot, ov), (tt, tv) in zip(ours, theirs):
         assert ot == tt
         np.testing.assert_allclose(ov, tv, rtol=1e-5, atol=1e-5)
+
+
+def test_the_cotangent_of_a_weight_made_off_the_mesh_is_replicated_as_jax(meshes):
+    # (JAX's pjit_test test_dot_lhs_rhs_mesh_empty: the weight's type has no mesh, so its
+    # cotangent, contracting the batch split over x, is typed replicated on the mesh in scope)
+    weights = {funcgrad: fnp.asarray(W), jax: jnp.asarray(W)}  # (made before any mesh is set)
+
+    def build(np_, put, lib, sh):
+        loss = lambda w, x: lib.lax.dot(x, w).sum()  # noqa: E731
+        dw = lib.jit(lib.grad(loss))(weights[lib], put(X, "x"))
+        return _type(dw, lib), np.asarray(dw)
+
+    ours, theirs = _both(meshes, build)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
