@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad._shardings import PartitionSpec, get_abstract_mesh
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.templates import template_public_functions
@@ -41,7 +42,7 @@ from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import check_whole
+from funcgrad.primitives._sharding_rules import check_whole, spec_of
 
 __all__ = ["flip", "fliplr", "flipud", "repeat", "roll", "rot90", "tile"]
 
@@ -73,8 +74,7 @@ def tile(A, reps):
     return st.reshape(out, tuple(r * s for r, s in zip(reps, A.shape)))
 
 
-@takes_out_sharding
-def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
     """Repeat each element ``repeats`` times (an int, or one count per element along ``axis``).
 
     >>> repeat(np.array([1, 2]), 2).tolist()
@@ -83,10 +83,38 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     [[1, 2, 2]]
 
     Under ``jit`` with traced ``repeats``, pass a static ``total_repeat_length`` (the result's length:
-    extra counts are cut, a shortfall repeats the last element).
+    extra counts are cut, a shortfall repeats the last element). On explicit mesh axes, as JAX,
+    the repetition is computed in ``auto_axes`` and typed ``out_sharding`` (by default ``a``'s
+    type, whose repeated axis must then be whole: else JAX's ValueError asking for one).
     """
     if isinstance(a, ExtendedArray):
         return a._numpy_function(repeat, (a, repeats, axis), {"total_repeat_length": total_repeat_length})
+    if not get_abstract_mesh().explicit_axes:  # (out_sharding= as every function takes it)
+        return _placed_repeat(a, repeats, axis, total_repeat_length, out_sharding=out_sharding)
+    a = asarray(a)
+    if axis is None:  # (JAX ravels first: the flat result is typed)
+        a, axis = ravel(a), 0
+    if out_sharding is None:
+        t = aval(a).sharding
+        if a.ndim and spec_of(aval(a))[normalize_axis(axis, a.ndim)]:
+            raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
+        out_sharding = PartitionSpec() if t is None else t
+    from funcgrad.sharding import auto_axes  # (the sharding surface imports funcgrad.numpy)
+
+    # (concrete counts are closed over, as JAX's partial: traced ones are an argument)
+    if isinstance(repeats, core.Tracer):
+        return auto_axes(lambda r, x: _repeat(x, r, axis, total_repeat_length), out_sharding=out_sharding)(
+            repeats, a
+        )
+    return auto_axes(lambda x: _repeat(x, repeats, axis, total_repeat_length), out_sharding=out_sharding)(a)
+
+
+@takes_out_sharding
+def _placed_repeat(a, repeats, axis, total_repeat_length):
+    return _repeat(a, repeats, axis, total_repeat_length)
+
+
+def _repeat(a, repeats, axis, total_repeat_length):
     if total_repeat_length is not None and getattr(repeats, "traced", False):  # (JAX's words)
         raise ValueError(
             "jnp.repeat with a non-constant `repeats` is supported only when `total_repeat_length` is "

@@ -885,3 +885,30 @@ def test_the_cotangent_of_a_weight_made_off_the_mesh_is_replicated_as_jax(meshes
     ours, theirs = _both(meshes, build)
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+
+
+def test_repeat_is_computed_in_auto_axes_and_typed_as_jax(meshes):
+    # (JAX's pjit_test test_jnp_repeat: counts per element gather along a split axis, with
+    # out_sharding=; without it the repeated axis must be whole, else JAX's ValueError)
+    def build(np_, put, lib, sh):
+        x = put(X, "x", "y")
+        counts = np.array([1, 2, 0, 1, 3, 1, 1, 3])
+        outs = {
+            "counts_out_sharding": np_.repeat(x, counts, axis=0, out_sharding=sh.PartitionSpec("x")),
+            "whole_axis_jit": lib.jit(lambda a: np_.repeat(a, np.array([2, 1, 1, 2]), axis=1))(put(X, "x")),
+            "flat": np_.repeat(np_.asarray(np.arange(4, dtype=np.float32)), 2),
+        }
+        try:
+            np_.repeat(x, counts, axis=0)
+        except ValueError as e:
+            outs["refused"] = str(e)
+        return {k: v if isinstance(v, str) else (_type(v, lib), np.asarray(v)) for k, v in outs.items()}
+
+    ours, theirs = _both(meshes, build)
+    assert ours.keys() == theirs.keys()
+    for k in ours:
+        if isinstance(ours[k], str):
+            assert ours[k] == theirs[k], k
+        else:
+            assert ours[k][0] == theirs[k][0], k
+            np.testing.assert_array_equal(ours[k][1], theirs[k][1], err_msg=k)
