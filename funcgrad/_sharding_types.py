@@ -134,6 +134,9 @@ kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))
 manual_aval_hooks: list = []
 
 
+_NO_MESH = AbstractMesh((), ())
+
+
 def with_default_sharding(x, aval):
     """``aval`` as ``typeof`` shows it: where its type holds no sharding (the Auto mode, one
     device), JAX's answer -- replicated (``P(None, ...)``) over the abstract mesh of the array's
@@ -151,9 +154,15 @@ def with_default_sharding(x, aval):
     am = None
     b = getattr(x, "_buffer", None)
     if b is not None:
+        # As JAX's: an array placed by a NamedSharding is typed over its mesh's abstract mesh, one
+        # committed to one device (device_put to a device or a SingleDeviceSharding) over no mesh.
         mesh = getattr(b._sharding, "_fg_mesh", None)
         if isinstance(mesh, Mesh):
             am = mesh.abstract_mesh
+        elif getattr(b, "_committed", False):
+            am = _NO_MESH
+    elif not isinstance(x, core.Tracer) and not hasattr(x, "_buffer"):
+        am = _NO_MESH  # a NumPy array or a Python scalar has no sharding (JAX's empty mesh)
     if am is None:
         am = get_abstract_mesh()
     spec = PartitionSpec(*([None] * aval.ndim))

@@ -173,6 +173,14 @@ class ShapedArray(_LowLevelType):
                 dtype = np.dtype(dtype)
         self.dtype = dtype
         self.weak_type = weak_type
+        if sharding is not None:
+            spec = getattr(sharding, "spec", None)
+            if len(self.shape) > len(spec or ()) and hasattr(spec, "update"):
+                # As JAX's aval: a spec shorter than the shape is completed with None (replicated)
+                # entries, so ShapedArray((8, 2), ..., sharding=P('x')) is typed P('x', None).
+                sharding = sharding.update(
+                    spec=spec.update(partitions=(*spec, *(None,) * (len(self.shape) - len(spec))))
+                )
         self.sharding = sharding
         self.memory_space = memory_space
 

@@ -24,6 +24,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import _devices
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad._utilities import typeof
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -31,6 +32,7 @@ from funcgrad.kernel.errors import UnexpectedTracerError
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import ops, slicing
+from funcgrad.lax import shapes as _shapes
 from funcgrad.numpy._core import convert
 from funcgrad.primitives.call import composite_p
 from funcgrad.xla_bridge.backends import approx_top_k_output_size
@@ -320,12 +322,29 @@ def index_take(src, idxs, axes: Sequence[int]):
 
 
 def broadcast_like(arr, like_arr):
-    """``arr`` broadcast to the shape of ``like_arr``.
+    """``arr`` broadcast to the shape and sharding of ``like_arr`` (JAX's ``broadcast_to`` with
+    ``like_arr``'s type): on an explicit mesh the result is typed as ``like_arr``, and an ``arr``
+    sharded over axes ``like_arr`` does not have on its dimension is JAX's ``ValueError``.
 
     >>> broadcast_like(np.ones(3), np.zeros((2, 3))).shape
     (2, 3)
     """
-    return fnp.broadcast_to(fnp.asarray(arr), fnp.shape(like_arr))
+    like = typeof(like_arr)
+    x = fnp.asarray(arr)
+    have = typeof(x)
+    s = like.sharding
+    if s is None or s.mesh.empty:
+        return fnp.broadcast_to(x, like.shape)
+    if have.shape == like.shape and have.sharding == s:
+        return x
+    lead = len(like.shape) - x.ndim
+    tail = tuple(s.spec)[lead:] if lead >= 0 else ()
+    tail += (None,) * (x.ndim - len(tail))
+    fits = all(a in (None, b) for a, b in zip(tuple(have.sharding.spec), tail))
+    if lead < 0 or not fits or any(a not in (1, b) for a, b in zip(x.shape, like.shape[lead:])):
+        want = like.update(dtype=have.dtype, weak_type=False)
+        raise ValueError(f"Incompatible types for broadcasting: input type={have} and requested type={want}")
+    return _shapes.broadcast_in_dim(x, like.shape, tuple(range(lead, len(like.shape))), out_sharding=s)
 
 
 @takes_out_sharding

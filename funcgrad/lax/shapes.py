@@ -25,6 +25,7 @@ from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
 from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
 from funcgrad.numpy._dtypes import keys_by_word
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._sharding_rules import check_reshape
 from funcgrad.primitives.elementwise.conversion import convert_element_type
 
 __all__ = [
@@ -131,6 +132,8 @@ def reshape(operand, new_sizes, dimensions=None):
             f"{new_size}) for shape {tuple(operand.shape)} (of total size {size})"
         )
     _bind_check(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
+    if dimensions is None:  # (JAX's refusals of an ambiguous reshape: NOTE: [reshape's refusals at the API])
+        check_reshape(aval(operand), new_sizes)
     return st.reshape(operand, new_sizes)
 
 

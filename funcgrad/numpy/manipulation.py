@@ -34,7 +34,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._dtypes import ExtendedArray, extended_in
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import ShardingTypeError, check_whole
+from funcgrad.primitives._sharding_rules import ShardingTypeError, check_reshape, check_whole
 
 __all__ = [
     "array_split",
@@ -86,6 +86,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         return transpose(st.reshape(transpose(a), shape[::-1]))
     if order not in ("C", "A", "K"):
         raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    check_reshape(aval(a), shape)  # (JAX's refusals of an ambiguous reshape)
     return st.reshape(a, shape)
 
 

@@ -887,6 +887,69 @@ def test_the_cotangent_of_a_weight_made_off_the_mesh_is_replicated_as_jax(meshes
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "shape, spec, new",
+    [
+        ((4, 8, 8), ("x", None, None), (4, 2, 4, 4, 2)),  # two dimensions split
+        ((4, 6, 8), ("x", None, None), (4, 4, 2, 6)),  # a regrouping
+        ((4, 2, 4, 2, 4), ("x", None, None, None, None), (4, 8, 8)),  # two merges
+        ((4, 8, 8), ("x", "y", None), (4, 4, 2, 8)),  # one split: typed
+    ],
+)
+def test_an_ambiguous_reshape_of_a_sharded_array_is_refused_as_jax(meshes, shape, spec, new):
+    # (pjit_test's test_reshape_split_merge_one_axis: JAX's rule types one split or one merge
+    # only; funcgrad typed these P('x', None, ...) where JAX asks for out_sharding)
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def build(np_, put, lib, sh):
+        out = []
+        for f in (lambda x: lib.lax.reshape(x, new), lib.jit(lambda x: np_.reshape(x, new))):
+            try:
+                out.append(str(lib.typeof(f(put(a, *spec))).sharding.spec))
+            except Exception as e:
+                out.append(type(e).__name__)
+        given = lib.jit(lambda x: lib.lax.reshape(x, new, out_sharding=sh.PartitionSpec("x")))
+        out.append(str(lib.typeof(given(put(a, *spec))).sharding.spec))  # out_sharding types it
+        return out
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs
+
+
+def test_broadcast_like_takes_the_type_of_its_model_as_jax(meshes):
+    # (pjit_test's test_broadcast_like: the result is typed as like_arr, funcgrad's replicated;
+    # an operand sharded where like_arr is not is JAX's ValueError)
+    def build(np_, put, lib, sh):
+        like = put(np.arange(16.0).reshape(8, 2), "x", None)
+        out = [str(lib.typeof(lib.lax.broadcast_like(np.arange(2.0), like)).sharding.spec)]
+        try:
+            lib.lax.broadcast_like(put(np.arange(2.0), "x"), like)
+        except ValueError as e:
+            out.append(str(e).split(":")[0])
+        return out
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs
+
+
+def test_types_complete_their_spec_and_a_single_device_array_has_no_mesh_as_jax(meshes):
+    # (pjit_test's test_aval_spec_explicit_auto_complete and test_device_put_typeof)
+    def build(np_, put, lib, sh):
+        am = sh.AbstractMesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        t = lib.core.ShapedArray((8, 2), np.int32, sharding=sh.NamedSharding(am, sh.PartitionSpec("x")))
+        one = lib.device_put(np_.zeros(8), sh.SingleDeviceSharding(lib.devices()[0]))
+        return (
+            str(t.sharding.spec),
+            lib.typeof(np_.zeros(8)).sharding.mesh.empty,
+            lib.typeof(one).sharding.mesh.empty,
+            lib.typeof(np.zeros(3)).sharding.mesh.empty,
+            lib.typeof(lib.jit(lambda x: x * 2)(np_.zeros(8))).sharding.mesh.empty,
+        )
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs
+
+
 def test_repeat_is_computed_in_auto_axes_and_typed_as_jax(meshes):
     # (JAX's pjit_test test_jnp_repeat: counts per element gather along a split axis, with
     # out_sharding=; without it the repeated axis must be whole, else JAX's ValueError)
