@@ -386,7 +386,9 @@ class Lowered(_Stage):
         self._donated = donated
         self._spmd = None
         in_shardings = _with_abstract_shardings(staged, flat)
-        if staged.spmd or in_shardings is not staged.in_shardings or needs_spmd(staged.closed, flat):
+        read = fun._read_flags(staged, flat)  # NOTE: [unread arguments choose no devices]
+        kept = flat if read is None else [x for x, r in zip(flat, read) if r]
+        if staged.spmd or in_shardings is not staged.in_shardings or needs_spmd(staged.closed, kept):
             # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
             self._flat, self._in_shardings = flat, in_shardings  # (compile's with compiler_options)
             self._spmd = spmd().prepare(

@@ -60,6 +60,7 @@ cases = [
         ("z, used n", lambda: jax.jit(lambda a, b: a + 1)(n, z)),
         ("n and z", lambda: jax.jit(lambda a, b: jnp.ones(2))(n, z)),
         ("n keep_unused", lambda: jax.jit(lambda a: jnp.ones(3), keep_unused=True)(n)),
+        ("n, used x, compiled", lambda: jax.jit(lambda a, b: b + 1).lower(n, x).compile()(n, x)),
     ]],
 ]
 out = {}
