@@ -139,6 +139,8 @@ kernel.register(array_methods={"to_device": _to_device})
 # NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): an eager contraction left unreduced
 # is built on shard_map; funcgrad.sharding registers it here.
 unreduced_ops: dict = {}
+# ``auto_axes`` (funcgrad.sharding registers it): ``takes_out_sharding(in_auto_axes=True)``.
+switched_ops: dict = {}
 
 
 def _put_leaf(v, s: Sharding):
@@ -666,7 +668,9 @@ def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
     return out
 
 
-def takes_out_sharding(f=None, *, typed_result: bool = False, unreduced: str | None = None):
+def takes_out_sharding(
+    f=None, *, typed_result: bool = False, unreduced: str | None = None, in_auto_axes: bool = False
+):
     """Give ``f`` JAX's keyword ``out_sharding=`` (a ``NamedSharding``, or a ``PartitionSpec``
     over the mesh in scope): its result is resharded to it (a sharding constraint under ``jit``,
     on explicit mesh axes also the result's type). With ``typed_result`` (a contraction or
@@ -677,6 +681,9 @@ def takes_out_sharding(f=None, *, typed_result: bool = False, unreduced: str | N
     rule leaves the result unreduced over the axes it sums), ``"operand"`` (``reshape``: the axes
     must be the operand's, JAX's errors), else the result is resharded (XLA's replicated-to-
     unreduced cast: ``jnp.array(x, out_sharding=P(unreduced={'x'}))``).
+    With ``in_auto_axes`` (JAX's ``jnp.percentile``, ``jnp.repeat``, ``.at[...]`` updates), an
+    ``out_sharding`` on explicit mesh axes computes ``f`` in ``auto_axes`` over them: XLA lays out
+    what the sharding rules would find ambiguous (a sort along a split axis), typed as asked.
 
     >>> import funcgrad.numpy as fnp
     >>> ones3 = takes_out_sharding(lambda n: fnp.ones(n))
@@ -684,7 +691,9 @@ def takes_out_sharding(f=None, *, typed_result: bool = False, unreduced: str | N
     [1.0, 1.0, 1.0]
     """
     if f is None:
-        return functools.partial(takes_out_sharding, typed_result=typed_result, unreduced=unreduced)
+        return functools.partial(
+            takes_out_sharding, typed_result=typed_result, unreduced=unreduced, in_auto_axes=in_auto_axes
+        )
     if unreduced is None and typed_result:
         unreduced = "rule"
 
@@ -704,6 +713,11 @@ def takes_out_sharding(f=None, *, typed_result: bool = False, unreduced: str | N
             if not any(isinstance(a, core.Tracer) for a in tu.tree_leaves((args, kwargs))):
                 return unreduced_ops["result"](f, name, s, args, kwargs)
             return _unreduced_traced(f, name, s, args, kwargs)
+        if in_auto_axes and s.mesh.abstract_mesh.explicit_axes and not (s.spec.unreduced or s.spec.reduced):
+            auto = switched_ops["auto_axes"](
+                lambda *a: f(*a, **kwargs), axes=s.mesh.abstract_mesh.explicit_axes, out_sharding=s
+            )
+            return auto(*args)
         if typed_result:
             with _sharding_rules.contraction_out(tuple(s.spec)):
                 out = f(*args, **kwargs)

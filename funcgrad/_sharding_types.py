@@ -97,7 +97,12 @@ def _apply_sharding(primitive, avals_in, out, params):
             continue
         if len(spec) != o.ndim:
             spec = ((),) * o.ndim
-        new.append(o.update(sharding=type_sharding(am, spec, u, r)))  # (its memory space kept)
+        typed = type_sharding(am, spec, u, r)
+        if typed is None and o.sharding is not None:
+            # Onto a mesh with no explicit axis (``reshard`` into ``auto_axes`` over all of them):
+            # untyped, as JAX's modify_spec_for_auto_manual leaves it (``update`` keeps a type).
+            o = core.ShapedArray(o.shape, o.dtype, o.weak_type, None, o.memory_space)
+        new.append(o.update(sharding=typed))  # (its memory space kept)
     return new if primitive.multiple_results else new[0]
 
 

@@ -199,6 +199,7 @@ def _unreduced_result(f, name: str, s: NamedSharding, args, kwargs):
 
 
 _placement.unreduced_ops.update(result=_unreduced_result)
+_placement.switched_ops.update(auto_axes=auto_axes)
 
 
 def __dir__():  # the public names only

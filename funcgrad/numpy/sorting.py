@@ -610,7 +610,7 @@ def _per_slice(sorted_, idx):
     return getitem(sorted_, (idx, *iotas))
 
 
-@takes_out_sharding
+@takes_out_sharding(in_auto_axes=True)  # (JAX: a sort along a split axis, laid out by XLA)
 def percentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
 ):

@@ -975,3 +975,23 @@ def test_repeat_is_computed_in_auto_axes_and_typed_as_jax(meshes):
         else:
             assert ours[k][0] == theirs[k][0], k
             np.testing.assert_array_equal(ours[k][1], theirs[k][1], err_msg=k)
+
+
+def test_percentile_along_a_split_axis_is_computed_in_auto_axes_as_jax(meshes):
+    # (JAX's pjit_test test_percentile: out_sharding= computes the sort in auto_axes, where a
+    # value split over the axes made Auto is typed whole)
+    def build(np_, put, lib, sh):
+        seen = []
+
+        def inner(a):
+            seen.append(_type(a, lib))
+            return a * 2
+
+        x = put(X, "x", "y")
+        out = lib.jit(lambda a: np_.percentile(a, 50, axis=0, out_sharding=sh.PartitionSpec()))(x)
+        lib.jit(lambda a: sh.auto_axes(inner, out_sharding=sh.PartitionSpec("x"))(a))(x)
+        return _type(out, lib), np.asarray(out), seen
+
+    ours, theirs = _both(meshes, build)
+    assert ours[0] == theirs[0] and ours[2] == theirs[2]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
