@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad._shardings import NamedSharding, resolve
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.dtypes import python_scalar_types
@@ -47,6 +47,7 @@ from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import add, as_bool, clip, floor_divide, multiply, remainder, subtract, where3
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._sharding_rules import ShardingTypeError
 
 __all__ = [
     "append",
@@ -103,13 +104,13 @@ def fabs(x, /):
 # Counting and set-like functions
 
 
-@takes_out_sharding
-def bincount(x, weights=None, minlength: int = 0, *, length=None):
+def bincount(x, weights=None, minlength: int = 0, *, length=None, out_sharding=None):
     """Counts (or summed ``weights``) of each non-negative integer in ``x``; negative values count
     as 0, as in JAX.
 
     The result has ``max(x) + 1`` entries (at least ``minlength``), which needs a concrete ``x``;
-    under ``jit`` pass ``length=`` (values at or past it are dropped).
+    under ``jit`` pass ``length=`` (values at or past it are dropped). ``out_sharding=``, fully
+    replicated (or unreduced), is the scatter's, as JAX's (``x`` may be split over mesh axes).
 
     >>> bincount(np.array([0, 1, 1, 3])).tolist()
     [1, 2, 0, 1]
@@ -137,7 +138,15 @@ def bincount(x, weights=None, minlength: int = 0, *, length=None):
     zeros = constant(0, aval(w).dtype, (length,))
     if x.dtype.kind == "i":  # JAX clips negative values to 0 (NumPy raises); past length drops
         x = select(ew.lt_p.bind(x, constant(0, x.dtype)), constant(0, x.dtype, x.shape), x)
-    return IndexUpdateHelper(zeros)[x].add(w, mode="drop")
+    if out_sharding is None:
+        return IndexUpdateHelper(zeros)[x].add(w, mode="drop")
+    s = resolve(out_sharding, "bincount", "out_sharding")
+    if isinstance(s, NamedSharding) and any(d is not None for d in s.spec):
+        raise ShardingTypeError(
+            "out_sharding passed to `jnp.bincount` can only be fully replicated or fully unreduced along "
+            "all mesh axes"
+        )
+    return IndexUpdateHelper(zeros)[x].add(w, mode="drop", out_sharding=s)
 
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):

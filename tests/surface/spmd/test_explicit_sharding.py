@@ -995,3 +995,21 @@ def test_percentile_along_a_split_axis_is_computed_in_auto_axes_as_jax(meshes):
     ours, theirs = _both(meshes, build)
     assert ours[0] == theirs[0] and ours[2] == theirs[2]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+
+
+def test_bincount_of_split_values_takes_a_replicated_out_sharding_as_jax(meshes):
+    # (JAX's pjit_test test_bincount: the counts' scatter is typed out_sharding=, which must be
+    # fully replicated (or unreduced); x split over x is no ambiguity then)
+    def build(np_, put, lib, sh):
+        x = put(np.array([0, 1, 1, 3, 0, 2, 1, 1], dtype=np.int32), "x")
+        f = lib.jit(lambda a, s: np_.bincount(a, length=4, out_sharding=s), static_argnums=1)
+        out = f(x, sh.PartitionSpec())
+        try:
+            f(x, sh.PartitionSpec("x"))
+        except Exception as e:  # noqa: BLE001 - its type and words are compared
+            refused = (type(e).__name__, str(e))
+        return _type(out, lib).split("[")[1], np.asarray(out), refused  # (the default int's width apart)
+
+    ours, theirs = _both(meshes, build)
+    assert ours[0] == theirs[0] and ours[2] == theirs[2]
+    np.testing.assert_array_equal(ours[1], theirs[1])
