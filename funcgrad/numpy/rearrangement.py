@@ -17,7 +17,8 @@ import operator
 
 import numpy as np
 
-from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+# out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad._placement import switched_ops, takes_out_sharding
 from funcgrad._shardings import PartitionSpec, get_abstract_mesh
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
@@ -99,7 +100,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
         if a.ndim and spec_of(aval(a))[normalize_axis(axis, a.ndim)]:
             raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
         out_sharding = PartitionSpec() if t is None else t
-    from funcgrad.sharding import auto_axes  # (the sharding surface imports funcgrad.numpy)
+    auto_axes = switched_ops["auto_axes"]  # (registered by funcgrad.sharding, above numpy)
 
     # (concrete counts are closed over, as JAX's partial: traced ones are an argument)
     if isinstance(repeats, core.Tracer):
