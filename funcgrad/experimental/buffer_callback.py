@@ -53,8 +53,8 @@ def buffer_callback(
     """A function calling ``callback(ctx, out, *args, **kwargs)`` on device buffers.
 
     ``ctx`` is XLA's ``ExecutionContext`` (its ``stage``; its ``stream`` on a GPU), ``out`` the
-    results as mutable ``Buffer``s in the structure of ``result_shape_dtypes`` (leaves with
-    ``shape`` and ``dtype``), ``args``/``kwargs`` the operands as read-only ``Buffer``s. A
+    results as mutable ``Buffer`` objects in the structure of ``result_shape_dtypes`` (leaves with
+    ``shape`` and ``dtype``), ``args``/``kwargs`` the operands as read-only ``Buffer`` objects. A
     ``Buffer`` is an array for NumPy (``np.asarray``), DLPack and, on a GPU, CUDA's array
     interface. The callback writes the results in place and returns None. ``has_side_effect``: the
     call is kept even when its results are unused; ``vmap_method``: how it is batched, as

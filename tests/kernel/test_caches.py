@@ -106,6 +106,7 @@ NOT_CACHES = {
     ("funcgrad._ref_scopes", "_SCOPES"): "the ref scopes of the traces in progress (empty between)",
     ("funcgrad._control_flow_state", "_STAND_INS"): "stand-ins of the Refs given to conds (held weakly)",
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
+    ("funcgrad._placement", "switched_ops"): "auto_axes, which funcgrad.sharding registers (a registry)",
     ("funcgrad.primitives._unreduced_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
     (
         "funcgrad.primitives._unreduced_rules",

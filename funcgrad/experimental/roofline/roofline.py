@@ -240,9 +240,10 @@ def roofline(
     """``f`` made to return ``(its result's shapes, RooflineResult)`` instead of its result.
 
     With a ``mesh`` and both specs, ``f`` runs under ``shard_map`` over ``mesh`` with those specs
-    and the estimate is one device's (the result's shapes carry their ``NamedSharding``); ``vjp=True`` estimates the backward pass (cotangents in bfloat16, as
-    JAX's); ``pin_lhs_in_vmem``/``pin_rhs_in_vmem`` leave a dot's operand out of its memory bytes.
-    Arguments may be arrays or ``ShapeDtypeStruct``s: nothing runs.
+    and the estimate is one device's (the result's shapes carry their ``NamedSharding``);
+    ``vjp=True`` estimates the backward pass (cotangents in bfloat16, as JAX's);
+    ``pin_lhs_in_vmem``/``pin_rhs_in_vmem`` leave a dot's operand out of its memory bytes.
+    Arguments may be arrays or ``ShapeDtypeStruct`` values: nothing runs.
 
     >>> import funcgrad.numpy as fnp
     >>> _, r = roofline(lambda x: fnp.sin(x) + x)(fnp.zeros((3, 8), "float32"))
