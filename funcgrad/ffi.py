@@ -216,20 +216,40 @@ def _batch_by_method(primitive, axis_size, vals, dims, vmap_method, result_avals
     return list(outs), [0] * len(outs)
 
 
-def _make_primitive(name: str, side_effect: bool) -> Primitive:
+def _foreign_call_primitive(
+    name: str, side_effect: bool, *, impl, jvp, batch, lowering, why: str
+) -> Primitive:
+    """A primitive calling code outside the catalog (an FFI target, a Python buffer callback): its
+    results are the ``result_avals`` it declares, its ``jvp`` rule raises (nothing can see inside),
+    it is kept when dead (a ``jvp`` of a jit whose call's result is unused refuses, as JAX's), and
+    ``lowering`` is the bridge's rule for it (no rule module of the catalog owns it). ``impl`` and
+    ``batch`` make the primitive's rules from it; ``side_effect`` marks the ``..._effect`` twin,
+    never removed as dead code.
+
+    >>> ffi_call_p.multiple_results, ffi_call_effect_p.traits.has_side_effects
+    (True, True)
+    """
     p = Primitive(name, multiple_results=True)
-    p.def_impl(_impl(p))
+    p.def_impl(impl(p))
     p.def_abstract_eval(_declared)
-    p.def_jvp(_not_differentiable)
-    p.def_batch(_batch(p))
-    p.def_traits(
-        has_side_effects=side_effect,
-        kept_when_dead=True,  # (jvp of a jit whose call's result is unused refuses, as JAX's)
-        taylor_from_jvp="a foreign kernel: its JVP rule raises the error that says to use custom_vjp",
-    )
-    # The bridge's text rule (no rule module of the catalog owns it: NOTE: [FFI custom call form]).
-    _lowering_rules[p] = _xffi.lower_ffi_call
+    p.def_jvp(jvp)
+    p.def_batch(batch(p))
+    p.def_traits(has_side_effects=side_effect, kept_when_dead=True, taylor_from_jvp=why)
+    _lowering_rules[p] = lowering
     return p
+
+
+def _make_primitive(name: str, side_effect: bool) -> Primitive:
+    # (NOTE: [FFI custom call form]: the bridge's text rule)
+    return _foreign_call_primitive(
+        name,
+        side_effect,
+        impl=_impl,
+        jvp=_not_differentiable,
+        batch=_batch,
+        lowering=_xffi.lower_ffi_call,
+        why="a foreign kernel: its JVP rule raises the error that says to use custom_vjp",
+    )
 
 
 # ``ffi_call_effect_p`` is the call with ``has_side_effect=True``: never removed as dead code

@@ -21,14 +21,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from funcgrad.ffi import _batch_by_method
+from funcgrad.ffi import _batch_by_method, _foreign_call_primitive
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.primitives.callbacks import VMAP_METHODS, HostCallback
 from funcgrad.xla_bridge import execute as _execute
-from funcgrad.xla_bridge.emitter import lowering_rules as _lowering_rules
 from funcgrad.xla_bridge.ffi import Buffer, ExecutionContext, ExecutionStage
 from funcgrad.xla_bridge.rules.callbacks import lower_buffer_callback
 
@@ -133,10 +132,6 @@ def _impl(primitive):
     return impl
 
 
-def _declared(*avals, result_avals, **params):
-    return list(result_avals)
-
-
 def _not_differentiable(primals, tangents, **params):
     raise ValueError(
         "Buffer callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while taking "
@@ -157,18 +152,15 @@ def _batch(primitive):
 
 
 def _make_primitive(name: str, side_effect: bool) -> Primitive:
-    p = Primitive(name, multiple_results=True)
-    p.def_impl(_impl(p))
-    p.def_abstract_eval(_declared)
-    p.def_jvp(_not_differentiable)
-    p.def_batch(_batch(p))
-    p.def_traits(
-        has_side_effects=side_effect,
-        kept_when_dead=True,
-        taylor_from_jvp="a host function on buffers: its JVP rule raises the error that says so",
+    return _foreign_call_primitive(
+        name,
+        side_effect,
+        impl=_impl,
+        jvp=_not_differentiable,
+        batch=_batch,
+        lowering=lower_buffer_callback,
+        why="a host function on buffers: its JVP rule raises the error that says so",
     )
-    _lowering_rules[p] = lower_buffer_callback  # (the bridge's rule: no catalog family owns it)
-    return p
 
 
 buffer_callback_p = _make_primitive("buffer_callback", side_effect=False)
