@@ -356,7 +356,8 @@ def _det_jvp(primals, tangents):
 
 
 def det(a, name: str = "det"):
-    # (16-bit floats, which LAPACK lacks, have the closed forms up to 3x3, as in JAX)
+    # (16-bit floats, which LAPACK lacks, take closed forms up to 3x3: JAX's at 2x2 and 3x3; at 1x1
+    # the entry itself, where JAX's exp(log|a|) route rounds; other dtypes take JAX's route there)
     a = matrices(a, name, square=True, half=True)
     n = a.shape[-1]
     if n == 0:
