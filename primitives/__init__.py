@@ -35,6 +35,7 @@ _FAMILIES: dict[str, ModuleType] = {
 }
 
 from funcgrad.primitives import (  # noqa: E402 - the helpers below use them
+    _reshape_sharding,  # noqa: E402 - reshape's rule
     _sharding_rules,  # noqa: E402 - installs the rules on the families above
     _unreduced_rules,  # noqa: E402 - and the unreduced/reduced ones
     elementwise,
@@ -175,6 +176,7 @@ kernel.register(
 # Each primitive's output sharding on explicit mesh axes, by kind (NOTE: [sharding in types]),
 # and its unreduced/reduced axes (NOTE: [unreduced values]).
 _sharding_rules.install(_FAMILIES)
+_reshape_sharding.install(_FAMILIES)
 _unreduced_rules.install(_FAMILIES)
 
 

@@ -25,7 +25,7 @@ from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
 from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
 from funcgrad.numpy._dtypes import keys_by_word
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import check_reshape
+from funcgrad.primitives._reshape_sharding import check_reshape
 from funcgrad.primitives.elementwise.conversion import convert_element_type
 
 __all__ = [

@@ -34,7 +34,8 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._dtypes import ExtendedArray, extended_in
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import ShardingTypeError, check_reshape, check_whole
+from funcgrad.primitives._reshape_sharding import check_reshape
+from funcgrad.primitives._sharding_rules import ShardingTypeError, check_whole
 
 __all__ = [
     "array_split",
