@@ -4,13 +4,13 @@ differentiable, batchable and compilable.
 Layer: surface. Imports ``funcgrad.numpy._core``, ``complexes``, ``manipulation`` and
 ``rearrangement``, and the primitive catalog (fft, structure, elementwise families).
 
-Every transform is the catalog's one ``fft`` primitive (``stablehlo.fft`` under ``jit``, NumPy's
-pocketfft eagerly) with the bookkeeping around it done here, as ``jax.numpy.fft`` does it: the
-transformed axes are moved last (XLA transforms trailing axes), ``n``/``s`` crop or zero-pad the
-input, and ``norm`` (``"backward"``, the default; ``"ortho"``; ``"forward"``) scales the result.
-At most 3 axes are transformed by one primitive; more are done in groups. Real inputs of the
-complex transforms are converted (float32 -> complex64, integers -> complex128), and ``rfft``
-refuses complex input, as ``jax.numpy.fft`` does (NumPy would drop the imaginary part).
+Every transform is the catalog's one ``fft`` primitive (``stablehlo.fft``, eagerly too, as JAX's)
+with the bookkeeping around it done here, as ``jax.numpy.fft`` does it: the transformed axes are
+moved last (XLA transforms trailing axes), ``n``/``s`` crop or zero-pad the input, and ``norm``
+(``"backward"``, the default; ``"ortho"``; ``"forward"``) scales the result. At most 3 axes are
+transformed by one primitive; more are done in groups. Real inputs of the complex transforms are
+converted (float32 -> complex64, integers -> complex128), and ``rfft`` refuses complex input, as
+``jax.numpy.fft`` does (NumPy would drop the imaginary part).
 
 >>> import funcgrad.numpy as fnp
 >>> fnp.fft.fft(np.array([1.0, 0.0, 0.0, 0.0])).tolist()

@@ -344,3 +344,15 @@ def test_transforms_of_empty_axes_are_empty_as_jax_s():
         assert funcgrad.grad(lambda a, f=f: f(a).real.sum())(x.real).shape == x.shape
     with pytest.raises(ValueError, match="invalid number of data points"):
         fnp.fft.rfft(np.zeros(0, np.float32))
+
+
+def test_eager_transforms_are_xla_s_bits_as_jit_and_jax():
+    # (JAX's fft_test testFft2_) eagerly the transform is XLA's compiled alone, as JAX's: SciPy's
+    # pocketfft rounded a float32 (16, 8, 4, 8, 4) fft2 another way, 2e-6 from jit and jax (JAX's
+    # eager-vs-jit check allows 1e-6)
+    x = np.random.default_rng(1).standard_normal((16, 8, 4, 8, 4)).astype(np.float32)
+    for name, kw in (("fft2", {}), ("rfftn", {"axes": (0, 2, 4)}), ("ifft", {"axis": 1})):
+        f = lambda a, name=name, kw=kw: getattr(fnp.fft, name)(a, **kw)  # noqa: E731
+        got = np.asarray(f(x))
+        np.testing.assert_array_equal(got, np.asarray(funcgrad.jit(f)(x)))
+        np.testing.assert_array_equal(got, np.asarray(getattr(jnp.fft, name)(x, **kw)))
