@@ -549,9 +549,11 @@ class set_mesh:
             )
         self.mesh = mesh
         self._previous = list(_context.stack)
-        _context.stack[:] = [] if mesh is None else [mesh]
+        # (an empty mesh, JAX's ``empty_concrete_mesh``, sets no mesh, as ``None``)
+        placed = None if mesh is None or mesh.empty else mesh
+        _context.stack[:] = [] if placed is None else [placed]
         # (computations on uncommitted values are placed on it: NOTE: [placement in context])
-        self._previous_device = _swap_device(mesh)
+        self._previous_device = _swap_device(placed)
 
     def __enter__(self):
         return self.mesh

@@ -163,6 +163,22 @@ def test_set_mesh_refusals_as_jax():
     assert fnp.ones(2).sharding.device_set == {funcgrad.devices()[0]}  # (neither left a mesh set)
 
 
+def test_set_mesh_of_an_empty_mesh_sets_none():
+    # (JAX's empty_concrete_mesh, Mesh(np.empty((), object), ()): set_mesh of it clears the mesh
+    # for the block, as set_mesh(None); placing a value on it aborted XLA ("Devices given to
+    # GSPMDSharding must not be empty"))
+    from funcgrad.sharding import Mesh, get_abstract_mesh, make_mesh, set_mesh
+
+    outer = make_mesh((2,), ("x",))
+    with set_mesh(outer):
+        with set_mesh(Mesh(np.empty((), dtype=object), ())):
+            assert get_abstract_mesh().empty
+            y = fnp.ones(3) * 2
+            assert y.sharding.device_set == {funcgrad.devices()[0]}
+            np.testing.assert_array_equal(y, [2.0, 2.0, 2.0])
+        assert get_abstract_mesh() == outer.abstract_mesh
+
+
 def test_host_callbacks_run_once_in_a_program_over_several_devices(capsys):
     # (as JAX's: on the program's first device, a maximal sharding; XLA refused the program, and
     # an eager debug.print under set_mesh is such a program)

@@ -288,7 +288,10 @@ def install() -> None:
             "get_event_duration_listeners": lambda: list(_kernel_monitoring._duration),
         },
         "jax._src.profiler": vars(funcgrad.profiler),
-        "jax._src.mesh": vars(funcgrad.sharding),
+        "jax._src.mesh": {  # (JAX's empty_concrete_mesh: a Mesh of no devices, which set_mesh clears)
+            **vars(funcgrad.sharding),
+            "empty_concrete_mesh": funcgrad.sharding.Mesh(np.empty((), dtype=object), ()),
+        },
         "jax._src.sharding": {
             "Sharding": funcgrad.sharding.Sharding,
             "IndivisibleError": funcgrad._shardings.IndivisibleError,
