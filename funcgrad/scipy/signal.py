@@ -227,7 +227,11 @@ def fftconvolve(in1, in2, mode: str = "full", axes: int | Sequence[int] | None =
                 f"every convolved axis, got shapes {in1.shape} and {in2.shape} with axes={axes}"
             )
     lengths = [in1.shape[i] + in2.shape[i] - 1 for i in axes]
-    if fnp.iscomplexobj(in1) or fnp.iscomplexobj(in2):
+    if all(1 in (in1.shape[i], in2.shape[i]) for i in axes):
+        # No convolved axis longer than 1 on both sides (0-d operands too): the product itself, as
+        # jax (no transform, so a real result stays real and exact)
+        full = in1 * in2
+    elif fnp.iscomplexobj(in1) or fnp.iscomplexobj(in2):
         full = fnp.fft.ifftn(
             fnp.fft.fftn(in1, lengths, axes) * fnp.fft.fftn(in2, lengths, axes), lengths, axes
         )

@@ -41,7 +41,13 @@ Modules, one job each:
   hessian, vmap with random axes and pytree in_axes, checkpoint, custom_jvp/custom_vjp,
   cond/switch/while/fori/scan/map; each step checked by jax's abstract evaluation as drawn; session
   17's ``progy.*`` programs: dtype mixes, half-precision reductions, reduction keywords, einsum
-  subscripts, norms of every ord, jax.nn keywords, random samplers' gradients; long run only);
+  subscripts, norms of every ord, jax.nn keywords, random samplers' gradients; session 18's
+  ``progz.*`` (steps in ``ops_progz``): jax.scipy's special functions, stats distributions, linalg,
+  signal/integrate/optimize, set functions with size=, sorting/searchsorted with NaN and ties,
+  histogram/bincount/digitize/interp/polynomials, cumulative ops with dtype=, nan-reductions, fft
+  norms, under pytree jit/grad/vmap (dict in_axes, pytree out_axes), stop_gradient of pytrees,
+  custom rules with nondiff_argnums, hessians and holomorphic jacobians of pytree outputs; long run
+  only);
   ``ops_shard``: session 15's (random chains sharded on 8 devices -- ``jit`` with
   random in/out shardings, ``with_sharding_constraint``, ``device_put``, ``shard_map`` with
   collectives and ``check_vma`` both ways, explicit meshes with ``reshard`` and ``out_sharding=``

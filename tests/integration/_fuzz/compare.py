@@ -72,7 +72,10 @@ def _side(name):
             import jax.ad_checkpoint
             import jax.nn
             import jax.numpy
+            import jax.scipy.integrate  # noqa: F401 - T.scipy.integrate/optimize/signal in ops_progz's
             import jax.scipy.linalg  # noqa: F401 - T.scipy.linalg in ops_edges' expressions
+            import jax.scipy.optimize  # noqa: F401
+            import jax.scipy.signal  # noqa: F401
             import jax.scipy.special
             import jax.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 
@@ -83,7 +86,10 @@ def _side(name):
             import funcgrad.lax
             import funcgrad.nn
             import funcgrad.numpy
+            import funcgrad.scipy.integrate  # noqa: F401 - T.scipy.integrate/optimize/signal in ops_progz's
             import funcgrad.scipy.linalg  # noqa: F401 - T.scipy.linalg in ops_edges' expressions
+            import funcgrad.scipy.optimize  # noqa: F401
+            import funcgrad.scipy.signal  # noqa: F401
             import funcgrad.scipy.special
             import funcgrad.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 

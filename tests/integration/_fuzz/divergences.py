@@ -146,7 +146,10 @@ def _nan_subset(outcome, fewer: bool) -> bool:
 def _has_input(outcome, test) -> bool:
     # (a random program's intermediate values are not its inputs: clip, where, cumsum, ... make
     # zeros of any input, so there an input is not asked for)
-    if any(op.name.startswith(("prog.", "progw.", "progx.", "progy.", "shard.")) for op in outcome.case.ops):
+    if any(
+        op.name.startswith(("prog.", "progw.", "progx.", "progy.", "progz.", "shard."))
+        for op in outcome.case.ops
+    ):
         return True
     return any(test(x).any() for x in map(np.asarray, outcome.case.inputs) if x.dtype.kind in "fc")
 

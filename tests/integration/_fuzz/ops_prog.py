@@ -61,6 +61,7 @@ from collections.abc import Callable
 from hypothesis import strategies as st
 
 from _fuzz.opbase import Op
+from _fuzz.ops_progz import _Z_WRAPS, _z_step, _z_wrap
 
 # ----------------------------------------------------------------------------------------------
 # The chain's operations: X, Y are operand names (Y may be a scalar literal), {p} parameters.
@@ -339,6 +340,10 @@ def _ok(expr: str, avals) -> tuple | None:
 
 
 def _chain_step(draw, names, wide=False):
+    if wide == "z":  # (session 18: ops_progz's steps, two in three)
+        if draw(st.integers(0, 2)):
+            return _z_step(draw, names, _SCALARS)
+        wide = False
     if wide == "y":
         pool = draw(st.sampled_from(
             ["u", "cast", "b", "bs", "r", "shape", "at", "yd", "yd", "yh", "yh", "yr", "yr", "yi", "yi",
@@ -476,8 +481,10 @@ def _wrap(draw, f, wide=False):
         "jvp", "jvp2", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "vmap", "vmap_tree", "custom_jvp",
         "custom_vjp", "cond", "switch", "fori", "while", "scan", "map", "stop_gradient",
     ] + (_WIDE_WRAPS * 2 if wide is True else []) + (_X_WRAPS * 3 if wide == "x" else [])
-        + (_Y_WRAPS * 3 if wide == "y" else [])))  # fmt: skip
+        + (_Y_WRAPS * 3 if wide == "y" else []) + (_Z_WRAPS * 2 if wide == "z" else [])))  # fmt: skip
     s = f"_scalar(T, np, {f}(a, b))"
+    if wide == "z" and w in _Z_WRAPS and w not in ("jit", "vmap", "grad"):
+        return _z_wrap(draw, w, f, s)
     if w in _WIDE_WRAPS:
         return _wide_wrap(draw, w, f, s)
     if w in _Y_WRAPS and w not in ("jit", "vmap", "grad"):
@@ -752,4 +759,6 @@ PROG: list[Op] = [
     _ProgOp("progx.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="x")),
     _ProgOp("progy.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="y")),
     _ProgOp("progy.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="y")),
+    _ProgOp("progz.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="z")),
+    _ProgOp("progz.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="z")),
 ]

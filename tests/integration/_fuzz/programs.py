@@ -428,6 +428,9 @@ HELPERS += _SHARD_HELPERS
 from _fuzz.ops_lax2 import HELPERS as _LAX_HELPERS  # noqa: E402  (ops_lax's bits and signs)
 
 HELPERS += _LAX_HELPERS
+from _fuzz.ops_progz import HELPERS as _PROGZ_HELPERS  # noqa: E402  (custom rules with nondiff_argnums)
+
+HELPERS += _PROGZ_HELPERS
 
 # Both sides run in one mode: 64-bit types on, or JAX's default 32-bit mode (NOTE: [x64 mode] in
 # funcgrad/kernel/dtypes.py), where NumPy's 64-bit inputs enter both libraries as 32-bit values.
@@ -472,8 +475,10 @@ import numpy as onp
 import jax
 jax.config.update("jax_enable_x64", {x64})
 import jax.numpy, jax.lax, jax.nn, jax.scipy.special, jax.scipy.stats, jax.scipy.linalg, jax.ad_checkpoint
+import jax.scipy.signal, jax.scipy.integrate, jax.scipy.optimize
 import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special, funcgrad.scipy.stats
 import funcgrad.ad_checkpoint, funcgrad.scipy.linalg
+import funcgrad.scipy.signal, funcgrad.scipy.integrate, funcgrad.scipy.optimize
 funcgrad.config.update("jax_enable_x64", {x64})
 '''
 
@@ -653,7 +658,10 @@ class _Abstract:
         import jax.ad_checkpoint
         import jax.nn
         import jax.numpy as jnp
+        import jax.scipy.integrate  # noqa: F401 - T.scipy.integrate/optimize/signal in ops_progz's
         import jax.scipy.linalg  # noqa: F401 - T.scipy.linalg in ops_edges' expressions
+        import jax.scipy.optimize  # noqa: F401
+        import jax.scipy.signal  # noqa: F401
         import jax.scipy.special
         import jax.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 

@@ -151,3 +151,16 @@ def test_fftconvolve_complex_long_kernels_and_transformations(mode):
     )
     batched = funcgrad.vmap(lambda x: fs.fftconvolve(x, k, mode))(np.stack([x, 2 * x]))
     np.testing.assert_allclose(np.asarray(batched[1]), ss.fftconvolve(2 * x, k, mode), atol=1e-10)
+
+
+@pytest.mark.parametrize("shapes", [((), ()), ((1,), (2,)), ((1, 3), (1, 1))])
+def test_fftconvolve_of_length_one_axes_is_the_product_as_jax(shapes):
+    # No convolved axis longer than 1 on both sides (0-d operands too): jax multiplies, so the
+    # result is real and exact (a transform made 0-d operands complex; the differential fuzzer)
+    import jax.scipy.signal as js
+
+    a, b = (np.asarray(RNG.standard_normal(s), np.float32) for s in shapes)
+    for mode in ("full", "same"):
+        got, want = fs.fftconvolve(a, b, mode), js.fftconvolve(a, b, mode)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
