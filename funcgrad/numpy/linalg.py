@@ -629,10 +629,14 @@ def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
         return safe_sqrt(reductions.sum(_abs2(x), axes, keepdims=keepdims))
     if ord in (2, -2, "nuc"):
         sv = svdvals(moveaxis(x, (row_axis, col_axis), (-2, -1)))
+        # (JAX's reductions: amax from 0, so an empty matrix has norm 0 and tied singular values
+        # share the derivative; amin refuses an empty matrix in JAX's words)
         if ord == "nuc":
             out = reductions.sum(sv, -1)
+        elif ord == 2:
+            out = reductions.max(sv, -1, initial=0)
         else:
-            out = sv[..., 0] if ord == 2 else sv[..., -1]
+            out = reductions.min(sv, -1)
         return expand_dims(out, tuple(sorted(axes))) if keepdims else out
     absx = mx.abs_value(x)
     if ord in (1, -1):
@@ -644,7 +648,7 @@ def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
             _max_from_zero(sums, row_axis) if ord == np.inf else reductions.min(sums, row_axis, keepdims=True)
         )
     else:
-        raise ValueError(f"Invalid norm order {ord!r} for matrices")
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")  # (JAX's words)
     return out if keepdims else squeeze(out, axes)
 
 
@@ -666,9 +670,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
             return _vector_norm(x, (0,), ord, keepdims)
         if x.ndim == 2:
             return _matrix_norm(x, 0, 1, ord, keepdims)
-        raise ValueError(
-            "Improper number of dimensions to norm: give axis for arrays of more than 2 dimensions"
-        )
+        raise ValueError(_improper_axes(tuple(range(x.ndim))))
     if isinstance(axis, int | np.integer):
         return _vector_norm(x, (normalize_axis(axis, x.ndim),), ord, keepdims)
     axes = tuple(axis)
@@ -679,7 +681,14 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
         if row == col:
             raise ValueError("Duplicate axes given.")
         return _matrix_norm(x, row, col, ord, keepdims)
-    raise ValueError("Improper number of dimensions to norm.")
+    raise ValueError(_improper_axes(tuple(normalize_axis(a, x.ndim) for a in axes)))
+
+
+def _improper_axes(axis) -> str:
+    return (  # (JAX's words)
+        f"Improper number of axes for norm: {axis=}. Pass one axis to compute a vector-norm, or two "
+        "axes to compute a matrix-norm."
+    )
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):

@@ -236,16 +236,13 @@ def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial,
     _no_out(out, name)
     _check_where_initial(name, where, initial)
     a, axes = _prepare(name, a, axis)
-    if where is not None and initial is None:
+    if where is not None and initial is None:  # (JAX's words: the function's name, max or min)
         raise ValueError(
-            f"reduction operation '{identity_name}' does not have an identity, so to use a where mask "
+            f"reduction operation {name} does not have an identity, so to use a where mask "
             "one has to specify 'initial'"
         )
     if initial is None and builtins.any(a.shape[i] == 0 for i in axes):
-        raise ValueError(
-            f"zero-size array to reduction operation {identity_name} which has no identity "
-            f"(shape {a.shape}, axis {axis}); pass initial="
-        )
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     in_shape = a.shape
     if initial is not None:
         # (initial takes the array's dtype, as in NumPy and JAX: max(int array, initial=2.5) counts

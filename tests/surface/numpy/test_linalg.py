@@ -337,6 +337,34 @@ def test_jax_s_error_types_and_words():
         L.matrix_rank(np.ones((3, 3)), rtol=1e-2, tol=1e-2)
 
 
+def test_spectral_norms_of_empty_and_tied_matrices_are_jax_s():
+    # (JAX's linalg_test testEmptyMatrixNorm) ord=2 is amax of the singular values from 0: an empty
+    # matrix has norm 0 (funcgrad indexed the first singular value: IndexError), and tied singular
+    # values share the derivative (funcgrad gave it all to one); ord=-2 of an empty matrix is amin's
+    # error; other orders and axes in JAX's words
+    import jax
+    import jax.numpy as jnp
+
+    for shape in ((0, 0), (2, 0), (3, 0, 0)):
+        assert (
+            np.asarray(L.norm(np.zeros(shape, np.float32), ord=2, axis=(-2, -1))).tolist()
+            == np.asarray(jnp.linalg.norm(np.zeros(shape, np.float32), ord=2, axis=(-2, -1))).tolist()
+        )
+    with pytest.raises(
+        ValueError, match=r"^zero-size array to reduction operation min which has no identity$"
+    ):
+        L.norm(np.zeros((2, 0)), ord=-2)
+    tied = np.diag(np.array([1.0, 1.0, 0.5]))
+    for ord in (2, -2):
+        for a in (tied, np.zeros((2, 2))):
+            got = funcgrad.grad(lambda m, o=ord: L.norm(m, ord=o))(a)
+            close(got, jax.grad(lambda m, o=ord: jnp.linalg.norm(m, ord=o))(a))
+    with pytest.raises(ValueError, match=r"^Invalid order '3' for matrix norm\.$"):
+        L.norm(np.ones((2, 2)), ord=3)
+    with pytest.raises(ValueError, match=r"^Improper number of axes for norm: axis=\(0, 1, 2\)\. Pass one"):
+        L.norm(np.ones((2, 2, 2)), ord=2)
+
+
 def test_primitive_errors_name_the_operation():
     from funcgrad.primitives import linalg as pla
 
