@@ -203,12 +203,21 @@ atan_p = unop(
 )
 sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)), may_produce_nan=True, sparse="zero_preserving")
 cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)), may_produce_nan=True, sparse="densifying")
+
+
+def _tanh_jvp(t, ans, x):
+    # float16/bfloat16: JAX's (t + t y)(1 - y), its roundings (the derivatives of every order are
+    # jax's bits); wider floats and complex: t (1 - y^2), one residual where JAX's form keeps two
+    # (y and 1 - y: the saved bytes of a tanh network), the same value within a rounding
+    if aval_of(ans).dtype in _dt.HALF_FLOATS:
+        return mul(add(t, mul(t, ans)), sub(1, ans))
+    return mul(t, sub(1, square(ans)))
+
+
 tanh_p = unop(
     "tanh",
     np.tanh,
-    # (t (1 - y^2), one residual; JAX's (t + t y)(1 - y) keeps two, y and 1 - y, and rounds
-    # differently in half precision: docs/differences_from_jax.md)
-    lambda t, ans, x: mul(t, sub(1, square(ans))),
+    _tanh_jvp,
     uses_answer=True,
     may_produce_nan=True,
     sparse="zero_preserving",
@@ -228,13 +237,21 @@ acosh_p = unop(
     may_produce_nan=True,
     sparse="densifying",
 )
-# t (1 / (1 + x) / (1 - x)), one residual (JAX's (1 / (1 + x)) (t / (1 - x)) keeps two and rounds
-# differently in half precision); its second derivative at x = 1 is -inf + inf = nan, as JAX's
-# (1 / (1 - x^2) gave 2x / 0 = inf)
+
+
+def _atanh_jvp(t, x):
+    # float16/bfloat16: JAX's (1 / (1 + x)) (t / (1 - x)), its roundings; wider floats and complex:
+    # t (1 / (1 + x) / (1 - x)), one residual where JAX's form keeps two. Either way the second
+    # derivative at x = 1 is -inf + inf = nan, as JAX's (1 / (1 - x^2) gave 2x / 0 = inf)
+    if aval_of(x).dtype in _dt.HALF_FLOATS:
+        return mul(div(1, add(1, x)), div(t, sub(1, x)))
+    return mul(t, div(div(1, add(1, x)), sub(1, x)))
+
+
 atanh_p = unop(
     "atanh",
     np.arctanh,
-    lambda t, x: mul(t, div(div(1, add(1, x)), sub(1, x))),
+    _atanh_jvp,
     may_produce_nan=True,
     sparse="zero_preserving",
 )
