@@ -593,3 +593,28 @@ pow_p.def_taylor(_pow_rule)
 for _p in (exp_p, exp2_p, expm1_p, rsqrt_p, asin_p, acos_p, asinh_p, acosh_p, atanh_p, logistic_p, lgamma_p,
            erfc_p, digamma_p, pow_p, atan_p):  # fmt: skip
     _p.def_traits(half_floats_compiled=True)
+
+
+def _xla_where_not_finite(primitive) -> None:
+    """``primitive``'s eager step recomputed by its compiled program (``hooks.eager_compiled``)
+    where an operand or the result is not finite: SciPy's gamma-family functions answer at the poles
+    and infinities otherwise than XLA's (jax's, eager or jitted): digamma(+-0) is -inf/+inf in SciPy,
+    NaN in XLA; lgamma(-inf) -inf, inf; polygamma(1, inf) 0, NaN; polygamma(2, 0) -inf, NaN (the
+    lax-parameter fuzzer, seed 20998). Finite values keep SciPy's answer at one finiteness check."""
+    impl = primitive.impl
+
+    def step(*vals, **params):
+        out = impl(*vals, **params)
+        if hooks.eager_compiled is not None and any(
+            a.dtype.kind == "f" and not np.isfinite(a).all() for a in map(np.asarray, (*vals, out))
+        ):
+            return hooks.eager_compiled(primitive, list(vals), params)._numpy()
+        return out
+
+    step.__wrapped__ = impl
+    step.__name__ = f"{primitive.name}_impl"
+    primitive.def_impl(step)
+
+
+for _p in (digamma_p, lgamma_p, polygamma_p, polygamma1_p):
+    _xla_where_not_finite(_p)

@@ -284,3 +284,15 @@ def test_odd_functions_keep_minus_zero_as_jax(name, dtype):
     got = np.asarray(getattr(funcgrad.lax, name)(x))
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3)
+
+
+def test_gamma_family_eagerly_at_poles_and_infinities_as_jax():
+    # (the lax-parameter fuzzer, seed 20998: jvp of digamma at 0) SciPy's answers at the poles and
+    # infinities are not XLA's: digamma(+-0) -inf/+inf (jax: NaN), lgamma(-inf) -inf (inf),
+    # polygamma(1, inf) 0 (NaN), polygamma(2, 0) -inf (NaN); eagerly these take the compiled step
+    jax = pytest.importorskip("jax")
+    x = np.array([0.0, -0.0, -1.0, -3.0, np.inf, -np.inf, np.nan, 2.5, -0.5], np.float32)
+    for name, args in (("digamma", (x,)), ("lgamma", (x,)), ("polygamma", (np.full_like(x, 1), x)),
+                       ("polygamma", (np.full_like(x, 2), x))):  # fmt: skip
+        ours = np.asarray(getattr(funcgrad.lax, name)(*args))
+        np.testing.assert_allclose(ours, np.asarray(getattr(jax.lax, name)(*args)), rtol=1e-6, err_msg=name)
