@@ -19,7 +19,10 @@ The machinery is in ``_fuzz`` (next to this file; its package docstring is the o
   ``FUNCGRAD_FUZZ_MAX_STEPS=n`` draws programs of at most n operations (6);
   ``FUNCGRAD_FUZZ_TRACE=file`` keeps the running case's reproducer in that file, for a hang;
   ``FUNCGRAD_FUZZ_CASE_LIMIT=s`` (300) stops a case after s seconds: funcgrad's side then fails, jax's
-  is listed as not compared, the run going on);
+  is listed as not compared, the run going on). The run's batches go to child processes: a case
+  during which the process dies (XLA aborting: itself a finding) is reported as a ``crash`` with
+  its reproducer, run again alone to tell whether it crashes by itself, and the run goes on after
+  it (``FUNCGRAD_FUZZ_ISOLATE=0``: all in this process, as before);
 - the documented list and docs/differences_from_jax.md agree; the comparison catches what it must.
 """
 
@@ -149,19 +152,39 @@ def _long_run_ops():
     return [op for op in ALL_OPS if (not keep or op.name.startswith(keep)) and not op.name.startswith(drop)]
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not _long_run_examples(), reason="set FUNCGRAD_FUZZ_EXAMPLES=N for the long run")
-def test_fuzz_long_run():
+def _long_run_batch(results=None, start=0, stop=None):
+    """The long run's cases ``start <= i < stop`` (all of them by default; the ones before ``start``
+    are drawn, not run, so case ``i`` is the same program in every process), each outcome written
+    to ``results`` (a JSON-lines file) as it comes, and the running case's index and reproducer to
+    ``results + '.running'`` before it runs (what the parent reads when XLA kills the process);
+    returns the counts, the failures and the cases jax could not run in time."""
+    import json
+
     counts, failures, slow = collections.Counter(), [], []
     trace = os.environ.get("FUNCGRAD_FUZZ_TRACE")
     limit = int(os.environ.get("FUNCGRAD_FUZZ_CASE_LIMIT", "300"))
+    index = [-1]
+
+    def record(**fields):
+        if results:
+            with open(results, "a") as f:
+                f.write(json.dumps(fields) + "\n")
 
     @seed(int(os.environ.get("FUNCGRAD_FUZZ_SEED", "0")))
     @settings(max_examples=_long_run_examples(), phases=["generate"], **_SETTINGS)
     @given(case=programs.cases(_long_run_ops(), max_steps=_long_run_steps(), long_run=True))
     def run(case):
+        index[0] += 1
+        i = index[0]
+        if i < start or (stop is not None and i >= stop):
+            return
+        script = case.script()
         if trace:  # the running case's reproducer, so a hang (in either library) leaves it behind
-            pathlib.Path(trace).write_text(case.script())
+            pathlib.Path(trace).write_text(script)
+        if results:
+            pathlib.Path(results + ".running").write_text(json.dumps({"i": i, "script": script}))
+        if str(i) == os.environ.get("FUNCGRAD_FUZZ_ABORT_AT"):  # (the isolation's own check)
+            os.abort()
         signal.alarm(limit)
         try:
             outcome = compare.check(case)
@@ -178,6 +201,9 @@ def test_fuzz_long_run():
             slow.append(outcome)
         elif not outcome.ok:
             failures.append(outcome)
+        detail = None if outcome.ok else (outcome.error or outcome.mismatch.detail)
+        record(i=i, status=outcome.status, divergence=outcome.divergence, ok=outcome.ok,
+               describe=case.describe(), detail=detail, script=None if outcome.ok else script)  # fmt: skip
 
     def out_of_time(signum, frame):
         raise _OutOfTime(compare.RUNNING[0])
@@ -189,18 +215,114 @@ def test_fuzz_long_run():
             run()
         finally:
             signal.signal(signal.SIGALRM, before)
+    record(done=True, drawn=index[0] + 1)
+    return counts, failures, slow
+
+
+def _run_child(results, start, stop=None):
+    """The batch from case ``start`` (to ``stop``) in a fresh pytest process; its return code and
+    the last lines of its output."""
+    env = dict(os.environ, FUNCGRAD_FUZZ_CHILD=results, FUNCGRAD_FUZZ_START=str(start))
+    env.pop("FUNCGRAD_FUZZ_STOP", None)
+    if stop is not None:
+        env["FUNCGRAD_FUZZ_STOP"] = str(stop)
+    cmd = [sys.executable, "-m", "pytest", "-n0", "-q", "-s", "-m", "slow", "-p", "no:randomly", "-p",
+           "no:cacheprovider", str(pathlib.Path(__file__)), "-k", "test_fuzz_long_run"]  # fmt: skip
+    with open(results + ".log", "w") as log:
+        rc = subprocess.run(cmd, cwd=str(ROOT), env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+    return rc, pathlib.Path(results + ".log").read_text()[-1500:]
+
+
+_DEATH_WORDS = ("Check failed", "Fatal", "terminate called", "what():", "Aborted", "Segmentation", "F0000")
+
+
+def _long_run_isolated(workdir):
+    """The long run in child processes: XLA aborting the process (a crash inside XLA, in either
+    library) is a finding, not the end of the run. A child that dies leaves the index of the case it
+    was running; that case runs again alone in a fresh child (a crash there is the case's own, else
+    it needed the cases before it), and the batch goes on after it in a new child."""
+    import json
+
+    records, crashes, start, n = [], [], 0, 0
+    while True:
+        n += 1
+        results = str(workdir / f"batch{n}.jsonl")
+        rc, tail = _run_child(results, start)
+        lines = (
+            [json.loads(x) for x in pathlib.Path(results).read_text().splitlines()]
+            if os.path.exists(results)
+            else []
+        )
+        records += [r for r in lines if "status" in r]
+        if any(r.get("done") for r in lines):
+            break
+        running = pathlib.Path(results + ".running")
+        if not running.exists() or (lines and json.loads(running.read_text())["i"] <= lines[-1]["i"]):
+            pytest.fail(f"the long run's child died before or between cases (rc {rc}):\n{tail}")
+        died = json.loads(running.read_text())
+        alone = str(workdir / f"alone{died['i']}.jsonl")
+        rc_alone, _ = _run_child(alone, died["i"], died["i"] + 1)
+        finished = os.path.exists(alone) and '"done"' in pathlib.Path(alone).read_text()
+        again = pathlib.Path(alone + ".running")
+        # (the cases before it drawn, not run: the same program, or the run's premise is wrong)
+        assert again.exists() and json.loads(again.read_text())["script"] == died["script"], (
+            f"case {died['i']} drawn again alone is another program: skipped draws changed the course"
+        )
+        crashes.append((died["i"], rc, tail, died["script"], not finished, rc_alone))
+        start = died["i"] + 1
+    return records, crashes
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _long_run_examples(), reason="set FUNCGRAD_FUZZ_EXAMPLES=N for the long run")
+def test_fuzz_long_run(tmp_path):
+    # (FUNCGRAD_FUZZ_ISOLATE=0: the whole run in this process, as before session 18; a crash inside
+    # XLA then ends it)
+    child = os.environ.get("FUNCGRAD_FUZZ_CHILD")
+    if child:  # a batch of the isolated run (below): its outcomes go to the file the parent reads
+        stop = os.environ.get("FUNCGRAD_FUZZ_STOP")
+        _long_run_batch(child, int(os.environ.get("FUNCGRAD_FUZZ_START", "0")), stop and int(stop))
+        return
     out = os.environ.get("FUNCGRAD_FUZZ_OUT")
+    counts, reports = collections.Counter(), []
+    if os.environ.get("FUNCGRAD_FUZZ_ISOLATE", "1") == "0":
+        c, failures, slow = _long_run_batch()
+        counts.update(c)
+        reports = [
+            (f"case_{i:04d}" if o in failures else f"slow_{i}", o.status, o.case.describe(),
+             o.error or o.mismatch.detail, o.case.script())
+            for i, o in [*enumerate(failures), *enumerate(slow)]
+        ]  # fmt: skip
+    else:
+        records, crashes = _long_run_isolated(tmp_path)
+        for r in records:
+            counts["cases"] += 1
+            counts[r["status"]] += 1
+            if r["divergence"]:
+                counts[f"documented: {r['divergence']}"] += 1
+            if not r["ok"]:
+                name = f"case_{r['i']:04d}" if r["status"] != "jax out of time" else f"slow_{r['i']}"
+                reports.append((name, r["status"], r["describe"], r["detail"], r["script"]))
+        for i, rc, tail, script, alone, rc_alone in crashes:
+            counts["cases"] += 1
+            counts["crash"] += 1
+            how = "alone too" if alone else f"only after the cases before it (alone: rc {rc_alone})"
+            # (XLA's message, 'Check failed: ...' or the like, else the output's last lines)
+            said = [x for x in tail.splitlines() if any(w in x for w in _DEATH_WORDS)]
+            last = "\n    ".join(said[:4] or tail.strip().splitlines()[-4:])
+            reports.append(
+                (f"crash_{i:04d}", "crash", f"case {i}: the process died (rc {rc}), {how}", last, script)
+            )
     # (cases jax could not run within the limit are listed too, not compared: jax's cost, not a
     # disagreement; their reproducers are slow_*.py)
-    for i, outcome in [*enumerate(failures), *((f"slow_{i}", o) for i, o in enumerate(slow))]:
-        detail = outcome.error or outcome.mismatch.detail
-        print(f"\n=== {outcome.status}: {outcome.case.describe()}\n    {detail}")
+    for name, status, describe, detail, script in reports:
+        print(f"\n=== {status}: {describe}\n    {detail}")
         if out:
             pathlib.Path(out).mkdir(parents=True, exist_ok=True)
-            name = f"case_{i:04d}.py" if isinstance(i, int) else f"{i}.py"
-            (pathlib.Path(out) / name).write_text(outcome.case.script())
+            (pathlib.Path(out) / f"{name}.py").write_text(script)
     print("\nfuzzer counts:", dict(sorted(counts.items())))
-    assert not failures, f"{len(failures)} disagreements with jax (reproducers above)"
+    bad = [r for r in reports if r[1] != "jax out of time"]
+    assert not bad, f"{len(bad)} disagreements with jax (reproducers above)"
 
 
 def test_documented_list_is_the_docs_table():
