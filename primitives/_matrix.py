@@ -201,11 +201,13 @@ def H(x):
     return conj(T(x))
 
 
-def matmul(a, b):
-    """``a @ b`` over equal leading batch axes."""
+def matmul(a, b, *, highest: bool = False):
+    """``a @ b`` over equal leading batch axes; ``highest``: at ``Precision.HIGHEST``, as JAX's
+    derivative rules of cholesky, triangular_solve, eig and eigh ask (their jaxprs say so)."""
     nd = aval_of(a).ndim
     batch = tuple(range(nd - 2))
-    return dot.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+    precision = (dot.Precision.HIGHEST,) * 2 if highest else None
+    return dot.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)), precision=precision)
 
 
 def mask(shape, k: int = 0, *, lower: bool = True):

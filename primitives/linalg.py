@@ -28,6 +28,8 @@ calls, and the derivative rules are the standard matrix-calculus ones, composed 
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 from funcgrad.primitives import _matrix as mx
@@ -130,7 +132,7 @@ def _cholesky_jvp(primals, tangents):
     da = sym_from_triangle(da, lower=True)
     tmp = triangular_solve(L, da, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
     inner = triangular_solve(L, tmp, left_side=True, lower=True)
-    return L, mx.matmul(L, _phi(inner))
+    return L, mx.matmul(L, _phi(inner), highest=True)
 
 
 cholesky_p = mx.lapack_primitive("cholesky", _cholesky_impl, _cholesky_abstract_eval)
@@ -251,9 +253,10 @@ def _ts_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a, uni
         return triangular_solve_p.bind(a, rhs, **params)
 
     # A triangular solve costs about a product: order the two operations the cheaper way.
+    dot = functools.partial(mx.matmul, highest=True)  # (JAX's rule's precision)
     if left_side:
-        return a_inverse(mx.matmul(g_a, ans)) if m > n else mx.matmul(a_inverse(g_a), ans)
-    return a_inverse(mx.matmul(ans, g_a)) if m < n else mx.matmul(ans, a_inverse(g_a))
+        return a_inverse(dot(g_a, ans)) if m > n else dot(a_inverse(g_a), ans)
+    return a_inverse(dot(ans, g_a)) if m < n else dot(ans, a_inverse(g_a))
 
 
 def _ts_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):

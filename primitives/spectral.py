@@ -125,9 +125,9 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
     v, w = outs if (lo, hi) == (0, n) else eigh_p.bind(a, subset_by_index=None, **params)
     dtype = aval_of(a).dtype
     da = sym_from_triangle(da, lower)
-    da_v = mx.matmul(da, v)
-    vdag_da_v = mx.matmul(mx.H(v), da_v)
-    dv = mx.matmul(v, ew.mul(ew.convert_element_type(_reciprocal_gaps(w), dtype), vdag_da_v))
+    da_v = mx.matmul(da, v, highest=True)  # (the products at HIGHEST, as JAX's rule)
+    vdag_da_v = mx.matmul(mx.H(v), da_v, highest=True)
+    dv = mx.matmul(v, ew.mul(ew.convert_element_type(_reciprocal_gaps(w), dtype), vdag_da_v), highest=True)
     # dw_i = (V^H dA V)_ii = sum_k conj(V_ki) (dA V)_ki: one product on dw's linear path, not two,
     # so an eigenvalue-only gradient transposes to (V diag(ct)) V^H, one matmul (dv's products
     # are dead code then), rather than a second full product with a dense diagonal.
@@ -348,9 +348,9 @@ def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors, enabl
 def _eig_vec_jvp(w, v, da):
     """Right-eigenvector tangents under LAPACK's normalisation (unit 2-norm, largest component
     real), as JAX: non-degenerate perturbation theory plus the normalisation's correction."""
-    p = mx.matmul(solve_square(v, da), v)
+    p = mx.matmul(solve_square(v, da), v, highest=True)  # (the products at HIGHEST, as JAX's rule)
     dw = mx.diagonal(p)
-    u = mx.matmul(v, ew.mul(_reciprocal_gaps(w), p))
+    u = mx.matmul(v, ew.mul(_reciprocal_gaps(w), p), highest=True)
     shape = aval_of(v).shape
     nd = len(shape)
     k = red.argmax(ew.abs_p.bind(v), nd - 2, np.int32)

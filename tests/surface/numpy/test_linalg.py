@@ -345,20 +345,17 @@ def test_spectral_norms_of_empty_and_tied_matrices_are_jax_s():
     import jax
     import jax.numpy as jnp
 
-    for shape in ((0, 0), (2, 0), (3, 0, 0)):
-        assert (
-            np.asarray(L.norm(np.zeros(shape, np.float32), ord=2, axis=(-2, -1))).tolist()
-            == np.asarray(jnp.linalg.norm(np.zeros(shape, np.float32), ord=2, axis=(-2, -1))).tolist()
-        )
+    for shape in ((0, 0), (2, 0), (3, 0, 0)):  # (an empty matrix's largest singular value: 0)
+        got = L.norm(np.zeros(shape, np.float32), ord=2, axis=(-2, -1))
+        assert got.shape == shape[:-2] and not np.any(got)
     with pytest.raises(
         ValueError, match=r"^zero-size array to reduction operation min which has no identity$"
     ):
         L.norm(np.zeros((2, 0)), ord=-2)
-    tied = np.diag(np.array([1.0, 1.0, 0.5]))
-    for ord in (2, -2):
-        for a in (tied, np.zeros((2, 2))):
-            got = funcgrad.grad(lambda m, o=ord: L.norm(m, ord=o))(a)
-            close(got, jax.grad(lambda m, o=ord: jnp.linalg.norm(m, ord=o))(a))
+    tied = np.stack([np.eye(2), np.zeros((2, 2))]).astype(np.float32)
+    got = funcgrad.grad(lambda m: L.norm(m, ord=2, axis=(1, 2)).sum())(tied)
+    want = jax.jit(jax.grad(lambda m: jnp.linalg.norm(m, ord=2, axis=(1, 2)).sum()))(tied)
+    close(got, want, rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match=r"^Invalid order '3' for matrix norm\.$"):
         L.norm(np.ones((2, 2)), ord=3)
     with pytest.raises(ValueError, match=r"^Improper number of axes for norm: axis=\(0, 1, 2\)\. Pass one"):
@@ -497,3 +494,28 @@ def test_eager_lu_and_cholesky_calls_give_jax_bits(name):
         want = jax.tree_util.tree_leaves(tuple(np.atleast_1d(getattr(jnp.linalg, name)(*args))))
         for o, w in zip(ours, want, strict=True):
             assert o.dtype == w.dtype and np.asarray(o).tobytes() == np.asarray(w).tobytes(), (name, dtype, n)
+
+
+def test_factorisation_derivatives_multiply_at_highest_precision_as_jax():
+    # (JAX's linalg_test testCholeskyGradPrecision, testTriangularSolveGradPrecision, eigh_test) the
+    # products of the cholesky, triangular_solve, eigh and eig JVP rules are at Precision.HIGHEST
+    import jax
+
+    from funcgrad import lax
+
+    a = _psd(3).astype(np.float32)
+    cases = [
+        (L.cholesky, jax.numpy.linalg.cholesky, (a,)),
+        (lax.linalg.triangular_solve, jax.lax.linalg.triangular_solve, (np.tril(a), a[:1])),
+        (lambda m: L.eigh(m)[1], lambda m: jax.numpy.linalg.eigh(m)[1], (a,)),
+    ]
+    for ours, theirs, args in cases:
+        got = funcgrad.make_jaxpr(lambda *x, f=ours: funcgrad.jvp(f, x, x))(*args)
+        want = jax.make_jaxpr(lambda *x, f=theirs: jax.jvp(f, x, x))(*args)
+        precisions = [
+            {str(p) for p in e.params["precision"]} if e.params["precision"] else {"None"}
+            for j in (got, want)
+            for e in j.jaxpr.eqns
+            if e.primitive.name == "dot_general"
+        ]
+        assert precisions and all(p == {"HIGHEST"} for p in precisions), precisions
