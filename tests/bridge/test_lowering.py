@@ -688,6 +688,51 @@ def test_dot_general_pads_transposed_rows_of_a_page(rng):
         assert ("stablehlo.pad" in text and "stablehlo.slice" in text) == padded, text
 
 
+def test_dot_general_reads_a_transposed_operand_in_place(rng):
+    # NOTE: [transposes folded into batched dots]: a transpose feeding a batched dot is folded into
+    # its dimension numbers when the dot then reads [B, M, K] x [B, K, N] or [B, N, K] (also
+    # through vmap's unit-dimension squeezes); other forms keep the transpose. Values and
+    # gradients are those of the eager path (NumPy), which lowers nothing.
+    q = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    k = rng.standard_normal((2, 3, 6, 4)).astype(np.float32)
+    kt = np.ascontiguousarray(np.transpose(k, (1, 0, 2, 3)))  # batch dimensions swapped
+
+    def scores(q, k):
+        return q @ fnp.swapaxes(k, -1, -2)
+
+    def scores_per_example(q, k):
+        return funcgrad.vmap(lambda a, b: a[None] @ fnp.swapaxes(b[None], -1, -2))(q, k)
+
+    def left_transposed(q, k):
+        return fnp.swapaxes(q, -1, -2) @ k[..., :5, :]  # [B, K, M] read transposed: kept
+
+    def batch_swapped(q, kt):
+        return q @ fnp.transpose(kt, (1, 0, 3, 2))  # the batch dimensions out of order: kept
+
+    def types(lhs, rhs):
+        return f"(tensor<{lhs}xf32>, tensor<{rhs}xf32>)"
+
+    for f, args, operands in (
+        (scores, (q, k), types("2x3x5x4", "2x3x6x4")),  # k read in place
+        (scores_per_example, (q, k), types("2x3x5x4", "2x3x6x4")),
+        (left_transposed, (q, k), types("2x3x4x5", "2x3x5x4")),  # q^T stays a transpose
+        (batch_swapped, (q, kt), types("2x3x5x4", "2x3x4x6")),
+    ):
+        text = funcgrad.jit(f).lower(*args).as_text()
+        (dot,) = [ln for ln in text.splitlines() if "stablehlo.dot_general" in ln]
+        assert operands in dot, dot
+        np.testing.assert_allclose(
+            np.asarray(funcgrad.jit(f)(*args)), np.asarray(f(*args)), rtol=1e-5, atol=1e-5
+        )
+
+    def loss(q, k):
+        return fnp.sum(fnp.sin(scores_per_example(q, k)) * fnp.arange(6.0, dtype=np.float32))
+
+    grads = funcgrad.jit(funcgrad.grad(loss, argnums=(0, 1)))(q, k)
+    for g, e in zip(grads, funcgrad.grad(loss, argnums=(0, 1))(q, k)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5, atol=1e-5)
+
+
 @batched
 def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
     a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((2, 1, 4))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives.dot import dot_general_p
 from funcgrad.xla_bridge.emitter import ints, register, slice_attrs, tensor_type, widen_sub_byte, xla_dtype
+from funcgrad.xla_bridge.rules import _folded_transposes as folded_transposes
 
 
 def _dims(xs) -> str:
@@ -52,6 +53,17 @@ def _dot_general(
         # dot, and the program's cost analysis counts its flops as JAX's (2 per product: flax's
         # summary tables of a weight cotangent).
         return _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype)
+    if ctx.fb.module.platform == "cpu" and ctx.fb.module.spmd is None and lb:
+        # NOTE: [transposes folded into batched dots]
+        f = folded_transposes.fold(ctx, lhs, la, lb, lc, lhs=True)
+        if f is not None:
+            lhs, ls, lb, lc = f
+            la = la.update(shape=ls)
+        f = folded_transposes.fold(ctx, rhs, ra, rb, rc, lhs=False)
+        if f is not None:
+            rhs, rs, rb, rc = f
+            ra = ra.update(shape=rs)
+        dimension_numbers = ((lc, rc), (lb, rb))
     if ctx.fb.module.platform == "cpu" and ctx.fb.module.spmd is None and out.size >= _MERGE_MIN_OUT:
         merged = _merged_contraction(la, ra, dimension_numbers)
         if merged is not None:

@@ -15,6 +15,7 @@ from funcgrad.xla_bridge.emitter import (
     tensor_type,
     widen_sub_byte,
 )
+from funcgrad.xla_bridge.rules import _folded_transposes as folded_transposes
 from funcgrad.xla_bridge.rules import _pad_sums as pad_sums
 
 
@@ -27,7 +28,9 @@ def _reshape_like(ctx, x, **_):
     a, out = ctx.avals_in[0], ctx.avals_out[0]
     if tuple(a.shape) == tuple(out.shape):
         return x
-    return ctx.fb.emit(f"stablehlo.reshape {x} : ({aval_type(a)}) -> {aval_type(out)}")
+    y = ctx.fb.emit(f"stablehlo.reshape {x} : ({aval_type(a)}) -> {aval_type(out)}")
+    folded_transposes.record_reshape(ctx, y, x)  # NOTE: [transposes folded into batched dots]
+    return y
 
 
 register(st.reshape_p)(_reshape_like)
@@ -38,7 +41,9 @@ register(st.squeeze_p)(_reshape_like)
 def _transpose(ctx, x, *, permutation):
     a, out = ctx.avals_in[0], ctx.avals_out[0]
     dims = ", ".join(str(int(p)) for p in permutation)
-    return ctx.fb.emit(f"stablehlo.transpose {x}, dims = [{dims}] : ({aval_type(a)}) -> {aval_type(out)}")
+    y = ctx.fb.emit(f"stablehlo.transpose {x}, dims = [{dims}] : ({aval_type(a)}) -> {aval_type(out)}")
+    folded_transposes.record_transpose(ctx, y, x, permutation)  # NOTE: [transposes folded into batched dots]
+    return y
 
 
 @register(st.iota_p)
