@@ -23,9 +23,10 @@ from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.lax._checks import _bind, _bind_check, _operands
-from funcgrad.lax.accuracy import check_accuracy
+from funcgrad.lax.accuracy import AccuracyMode, check_accuracy
 from funcgrad.lax.shapes import full_like
 from funcgrad.numpy._core import (
     asarray,
@@ -200,7 +201,37 @@ def abs(x):
 
 exp = _unary(ew.exp_p, "exp", "0.0", "1.0", accuracy=True)
 exp2 = _unary(ew.exp2_p, "exp2", "3.0", "8.0", accuracy=True)
-expm1 = _unary(ew.expm1_p, "expm1", "0.0", "0.0", accuracy=True)
+_expm1 = _unary(ew.expm1_p, "expm1", "0.0", "0.0", accuracy=True)
+
+
+@custom_jvp
+def _expm1_highest(x):
+    return ew.expm1_p.bind(x)
+
+
+@_expm1_highest.defjvp
+def _expm1_highest_jvp(primals, tangents):
+    # JAX's rule under AccuracyMode.HIGHEST: the derivative is exp(x), not expm1(x) + 1 (which
+    # rounds to 0 below about -17 in float32, where exp(x) is still ~4e-8)
+    (x,), (t,) = primals, tangents
+    return ew.expm1_p.bind(x), ew.mul(t, ew.exp_p.bind(x))
+
+
+def expm1(x, *, accuracy=None):
+    """Elementwise ``expm1`` (``lax.expm1``): ``exp(x) - 1``, accurate near 0; no promotion. Its
+    derivative is ``expm1(x) + 1``, or ``exp(x)`` under ``accuracy=AccuracyMode.HIGHEST`` (JAX's).
+
+    >>> expm1(np.array([0.0])).tolist()
+    [0.0]
+    """
+    if accuracy is AccuracyMode.HIGHEST:
+        check_accuracy("expm1", accuracy)
+        (x,) = _operands("expm1", x)
+        _bind_check(ew.expm1_p, "expm1", x)
+        return _expm1_highest(x)
+    return _expm1(x, accuracy=accuracy)
+
+
 log = _unary(ew.log_p, "log", "1.0", "0.0", accuracy=True)
 log1p = _unary(ew.log1p_p, "log1p", "0.0", "0.0", accuracy=True)
 sqrt = _unary(ew.sqrt_p, "sqrt", "4.0", "2.0", accuracy=True)

@@ -53,6 +53,18 @@ def test_accuracy_requests_give_jaxs_values():
         lax.exp(x, accuracy=1e-3)
 
 
+def test_expm1_derivative_under_highest_accuracy_is_exp_as_jax():
+    # (JAX's lax_test testExpm1Grad) under AccuracyMode.HIGHEST expm1's derivative is exp(x), which
+    # stays positive where expm1(x) + 1 rounds to 0 (below about -17 in float32)
+    x = np.arange(-80.0, 80.0, 8.0, dtype=np.float32)
+    highest = lax.AccuracyMode.HIGHEST
+    got = funcgrad.jit(funcgrad.vmap(funcgrad.grad(lambda v: lax.expm1(v, accuracy=highest))))(x)
+    want = jax.jit(jax.vmap(jax.grad(lambda v: jax.lax.expm1(v, accuracy=jax.lax.AccuracyMode.HIGHEST))))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=3e-7)
+    assert float(funcgrad.grad(lambda v: lax.expm1(v, accuracy=highest))(np.float32(-40.0))) > 0
+    assert float(funcgrad.grad(lax.expm1)(np.float32(-40.0))) == 0.0  # (JAX's default rule too)
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"atol": -1.0}, {"ulps": -1}])
 def test_bad_tolerances_raise_as_jax(kwargs):
     with pytest.raises(ValueError) as theirs:
