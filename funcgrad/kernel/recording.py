@@ -50,6 +50,7 @@ from funcgrad.kernel.ir import (
     ClosedJaxpr,
     Jaxpr,
     JaxprEqn,
+    MemorySpace,
     Var,
     has_effects,
     jaxprs_in_params,
@@ -130,6 +131,20 @@ def _jaxpr_runs_user_rules(jaxpr: Jaxpr) -> bool:
 _user_rules_memo: dict = register_cache("kernel.user_rules_memo", {})
 
 
+_DEVICE = MemorySpace.Device
+
+
+def _aval_key(aval) -> tuple:
+    """An input's or constant's type as the program cache keys it: shape, dtype, weak type and,
+    where the type holds them, its sharding on explicit mesh axes and its memory space (the
+    derivative program types its cotangents by them: NOTE: [sharding in types]). Hashed and
+    compared in C."""
+    s, space = getattr(aval, "sharding", None), getattr(aval, "memory_space", _DEVICE)
+    if s is None and space is _DEVICE:
+        return (aval.shape, aval.dtype, aval.weak_type)
+    return (aval.shape, aval.dtype, aval.weak_type, s, space)
+
+
 class RecordingTrace(core.Trace):
     """Records the equations that read its tracers; evaluates the rest on its parent now."""
 
@@ -163,7 +178,7 @@ class RecordingTrace(core.Trace):
         self.sources[var] = value
         self._number(var)
         if self.key is not None:
-            self.key.append((aval.shape, aval.dtype, aval.weak_type))  # (hashed and compared in C)
+            self.key.append(_aval_key(aval))
         return RecordingTracer(self, aval, var)
 
     def atom(self, x) -> Var:
@@ -183,7 +198,7 @@ class RecordingTrace(core.Trace):
             self.sources[var] = x
             self._number(var)
             if self.key is not None:
-                self.key.append(("const", aval.shape, aval.dtype, aval.weak_type))
+                self.key.append(("const", _aval_key(aval)))
         return var
 
     def process_primitive(self, primitive, args, params):
