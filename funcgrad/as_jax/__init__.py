@@ -237,6 +237,11 @@ def _name_classes_as_jax() -> None:
     does not pickle, as ``jax.Array`` does not in JAX), and funcgrad used without the alias keeps
     its own names (``funcgrad.kernel.array.Array``, ``funcgrad.Array``).
 
+    The scalar types of ``jax.numpy`` and its ``ufunc`` class print as JAX's
+    (``<class 'jax.numpy.float32'>``, ``jnp.bool_`` is ``<class 'jax.numpy.bool'>``): flax shows a
+    module's ``dtype`` field so in a treedef or a module's repr. They pickle by these names, which
+    the alias resolves.
+
     (Under the alias ``type(jnp.ones(2)), jax.Array`` is ``(<class 'jaxlib._jax.ArrayImpl'>, <class
     'jax.jaxlib._jax.Array'>)``, as in JAX.)
     """
@@ -246,6 +251,12 @@ def _name_classes_as_jax() -> None:
     if public is not concrete:
         public.__module__ = "jax.jaxlib._jax"
     importlib.import_module("funcgrad._meshes").set_mesh.__module__ = "jax._src.sharding_impls"
+    numpy = importlib.import_module("funcgrad.numpy")
+    scalar_meta = importlib.import_module("funcgrad.numpy._dtypes")._ScalarMeta
+    for value in [*vars(numpy).values()]:
+        if isinstance(value, scalar_meta) or value is numpy.ufunc:
+            value.__module__ = "jax.numpy"
+    numpy.bool_.__name__ = numpy.bool_.__qualname__ = "bool"  # (JAX's name; NumPy's is bool)
 
 
 install()

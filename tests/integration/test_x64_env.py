@@ -16,9 +16,10 @@ import numpy as np
 {imports}
 import sys
 names = lambda cls: f"{{cls.__module__}}.{{cls.__qualname__}}:{{cls.__repr__ is object.__repr__}}"
+SCALARS = (jnp.float32, jnp.bool_, jnp.bfloat16, jnp.float8_e4m3fn, jnp.int4, jnp.float_, jnp.ufunc)
 if "jax" in sys.modules:  # (the alias: JAX's class names, which code written for JAX prints)
     jax = sys.modules["jax"]
-    print(names(type(jnp.zeros(2))), names(jax.Array), names(jax.set_mesh))
+    print(names(type(jnp.zeros(2))), names(jax.Array), names(jax.set_mesh), *map(repr, SCALARS))
 import funcgrad
 print("flags", funcgrad.config.read("jax_check_tracer_leaks"), funcgrad.config.read("jax_debug_nans"))
 print(jnp.sin(np.zeros(2)).dtype, jnp.zeros(2).dtype, jnp.asarray(np.arange(2)).dtype)
@@ -31,7 +32,9 @@ def _jax_class_names():
     def names(cls):
         return f"{cls.__module__}.{cls.__qualname__}:{cls.__repr__ is object.__repr__}"
 
-    return " ".join(names(c) for c in (type(jax.numpy.zeros(2)), jax.Array, jax.set_mesh))
+    jnp = jax.numpy
+    scalars = (jnp.float32, jnp.bool_, jnp.bfloat16, jnp.float8_e4m3fn, jnp.int4, jnp.float_, jnp.ufunc)
+    return " ".join([*(names(c) for c in (type(jnp.zeros(2)), jax.Array, jax.set_mesh)), *map(repr, scalars)])
 
 
 @pytest.mark.parametrize(
@@ -66,7 +69,8 @@ def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
     assert lines[-2] == f"flags {flag == '1'} {flag == '1'}"
     if "as_jax" in imports:
         # type(x) prints jaxlib._jax.ArrayImpl, jax.Array and a bare set_mesh(...) as JAX's
-        # (thinking_in_jax.md, parallel.md; funcgrad.as_jax._name_classes_as_jax)
+        # (thinking_in_jax.md, parallel.md; funcgrad.as_jax._name_classes_as_jax), and jnp's
+        # scalar types (<class 'jax.numpy.float32'>: flax's key_concepts.ipynb prints one in a treedef)
         assert lines[-3] == _jax_class_names()
 
 
