@@ -13,6 +13,8 @@ becomes one ``dot_general`` with shared labels as batch or contracting dimension
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import opt_einsum
 
@@ -38,7 +40,7 @@ from funcgrad.numpy.ufuncs import multiply, subtract
 from funcgrad.primitives import dot as dt
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._sharding_rules import spec_of
+from funcgrad.primitives._sharding_rules import _overridden, contraction_out, spec_of
 
 __all__ = [
     "cross",
@@ -607,13 +609,23 @@ def _einsum_pair(
         (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
         (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
     )
-    if dot_general is None:
-        if a.dtype != b.dtype:  # (only with a preferred type: JAX's CPU lowering converts both)
-            a, b = a.astype(preferred_element_type), b.astype(preferred_element_type)
-        y = dt.dot_general(a, b, dn, preferred_element_type or a.dtype, precision)
-    else:
-        y = dot_general(a, b, dn, precision, preferred_element_type=preferred_element_type)
     y_labels = result_labels(la, lb)
+    # An out_sharding= names the einsum's result dimensions (out_labels); the product's are in
+    # y_labels' order, so it is typed with that spec permuted, and the transpose after it gives
+    # the einsum's (JAX's _get_inverse_sharding).
+    wanted = _overridden(len(out_labels))
+    typed = (
+        contextlib.nullcontext()
+        if wanted is None or y_labels == out_labels
+        else contraction_out(tuple(wanted[out_labels.index(x)] for x in y_labels))
+    )
+    with typed:
+        if dot_general is None:
+            if a.dtype != b.dtype:  # (only with a preferred type: JAX's CPU lowering converts both)
+                a, b = a.astype(preferred_element_type), b.astype(preferred_element_type)
+            y = dt.dot_general(a, b, dn, preferred_element_type or a.dtype, precision)
+        else:
+            y = dot_general(a, b, dn, precision, preferred_element_type=preferred_element_type)
     return _to_order(y, y_labels, out_labels)
 
 

@@ -44,3 +44,33 @@ def test_eager_grad_program_cache_keys_on_the_inputs_shardings():
         assert o[:2] == t[:2] == (o[0], o[1])
         np.testing.assert_allclose(o[2], t[2])
         np.testing.assert_allclose(o[3], t[3])
+
+
+@pytest.mark.parametrize("unreduced", [False, True])
+def test_einsum_out_sharding_types_the_product_in_its_own_order(unreduced):
+    # "heb,eba->hea" contracts to (e, h, a) then transposes: out_sharding= names (h, e, a), so the
+    # product is typed with it permuted (pjit_test test_einsum_unreduced_with_transpose), and no
+    # constraint is staged after the transpose.
+    a = np.arange(192, dtype=np.float32).reshape(6, 4, 8)
+    b = np.arange(320, dtype=np.float32).reshape(4, 8, 10)
+    kw = {"unreduced": {"y"}} if unreduced else {}
+
+    def run(lib, np_, sh, mesh):
+        with lib.set_mesh(mesh):
+            x = lib.device_put(a, sh.PartitionSpec(None, "x", "y"))
+            y = lib.device_put(b, sh.PartitionSpec("x", "y", None))
+            osh = sh.PartitionSpec(None, "x", None, **kw)
+
+            def f(u, v):
+                return np_.einsum("heb,eba->hea", u, v, out_sharding=osh)
+
+            names = [e.primitive.name for e in lib.make_jaxpr(f)(x, y).jaxpr.eqns]
+            out = lib.jit(f)(x, y)
+            whole = lib.sharding.reshard(out, sh.PartitionSpec(None, "x", None))
+            return names, repr(out.sharding.spec), np.asarray(whole)
+
+    ours = run(funcgrad, fnp, fs, fs.make_mesh((2, 2), ("x", "y")))
+    theirs = run(jax, jnp, js, jax.make_mesh((2, 2), ("x", "y"), axis_types=(js.AxisType.Explicit,) * 2))
+    assert ours[0] == theirs[0] == ["dot_general", "transpose"]
+    assert ours[1] == theirs[1]
+    np.testing.assert_array_equal(ours[2], theirs[2])
