@@ -305,9 +305,9 @@ def _abstract_eval(
         )
     if lhs_c // G != rhs_i:
         raise ValueError(
-            f"{name}: the lhs feature count divided by feature_group_count must equal the rhs input "
-            f"feature count, but {lhs_c} // {G} != {rhs_i} (lhs {lhs.str_short()}, rhs {rhs.str_short()}, "
-            f"dimension_numbers {tuple(dimension_numbers)})"
+            f"{name} lhs feature dimension size divided by feature_group_count must equal the rhs input "
+            f"feature dimension size, but {lhs_c} // {G} != {rhs_i}. (lhs {lhs.str_short()}, rhs "
+            f"{rhs.str_short()}, dimension_numbers {tuple(dimension_numbers)})"
         )
     if rhs_o % G or rhs_o % B:
         raise ValueError(

@@ -23,6 +23,7 @@ import numpy as np
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ir import ShapedArray
 from funcgrad.numpy._core import asarray, canonicalize_dtype, promote_args
 from funcgrad.numpy.contractions import einsum
 from funcgrad.primitives import conv as cv
@@ -219,7 +220,28 @@ def conv_general_dilated(
                 f"pairs, got {padding!r}"
             ) from None
     pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
-    _check_dtypes(name, lhs.dtype, rhs.dtype, pet)
+    try:
+        _check_dtypes(name, lhs.dtype, rhs.dtype, pet)
+    except TypeError as e:
+        dtype_error = e
+    else:
+        dtype_error = None
+    if dtype_error is not None:
+        # JAX's shape rule runs before its dtype rule: operands whose shapes do not fit raise that
+        # ValueError first (conv_transpose with the kernel's features swapped and a narrower
+        # preferred_element_type: the lax-parameter fuzzer, seed 20010)
+        params = dict(
+            window_strides=window_strides,
+            padding=padding,
+            lhs_dilation=lhs_dilation,
+            rhs_dilation=rhs_dilation,
+            dimension_numbers=dn,
+            feature_group_count=feature_group_count,
+            batch_group_count=batch_group_count,
+        )
+        avals = ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, lhs.dtype)
+        cv.conv_general_dilated_p.abstract_eval(*avals, **params)
+        raise dtype_error
     return cv.conv_general_dilated(
         lhs,
         rhs,

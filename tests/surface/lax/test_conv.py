@@ -309,7 +309,7 @@ def test_complex_convolution_matches_jax():
         ((1, 2, 5), (3, 2, 2, 2), {}, "same number of dimensions"),
         ((1, 3, 5), (4, 1, 2), dict(feature_group_count=2), "feature_group_count=2 must divide"),
         ((1, 4, 5), (3, 2, 2), dict(feature_group_count=2), "multiple of feature_group_count"),
-        ((1, 4, 5), (4, 3, 2), {}, "rhs input feature count"),
+        ((1, 4, 5), (4, 3, 2), {}, "rhs input feature dimension size"),
         ((3, 2, 5), (4, 2, 2), dict(batch_group_count=2), "batch_group_count=2 must divide"),
         ((1, 2, 5), (4, 2, 2), dict(padding=[(-3, -3)]), "crops spatial dimension 0"),
         ((1, 2, 5), (4, 2, 2), dict(window_strides=(1, 1)), "window_strides"),

@@ -243,6 +243,20 @@ WORDED = [
             np_.ones((3, 4)), np_.zeros((2, 2)), (np.int32(1), np.int16(2))
         ),
     ),
+    # (the lax-parameter fuzzer, seed 20010: the shape rule's ValueError before the dtype rule's
+    # TypeError, a narrower preferred_element_type; no transpose_kernel: jax's rev caches its
+    # dimensions (1.0,) as (1,), and its refusal of them, which rev_float and the kernel's rev share)
+    (
+        "conv_transpose_features_before_pet",
+        lambda lax, np_: lax.conv_transpose(
+            np_.ones((2, 1, 2, 2)),
+            np_.ones((3, 1, 2, 2)),
+            (1, 1),
+            "SAME",
+            dimension_numbers=("WCHN", "HWIO", "NCHW"),
+            preferred_element_type=np.float16,
+        ),
+    ),  # fmt: skip
 ]
 
 
