@@ -47,6 +47,7 @@ import os
 from hypothesis import strategies as st
 
 from _fuzz.ops_lax2 import DRAWS as _DRAWS2
+from _fuzz.ops_lax2 import ONLY_DRAWS as _ONLY_DRAWS
 from _fuzz.ops_prog import _ok, _ProgOp, _wrap
 
 _FLOATS = ["float32", "float32", "float64", "float16", "bfloat16"]
@@ -558,6 +559,8 @@ def _special(draw):
 
 _DRAWS = [_dot_general, _conv, _gather, _scatter, _reduce_window, _dynamic, _pad, _sort, _topk, _cumulative,
           _structural, _bits, _special, *_DRAWS2]  # fmt: skip
+if _ONLY_DRAWS:  # (FUNCGRAD_FUZZ_ONLY_DRAWS: ops_lax2's docstring)
+    _DRAWS = [d for d in _DRAWS if d.__name__ in _ONLY_DRAWS]
 
 # FUNCGRAD_FUZZ_EAGER=1: no jit anywhere in a case (nor in the outer stack: programs.cases), so
 # funcgrad's eager interpreter computes every step; its results must be jax's bits all the same

@@ -20,7 +20,17 @@ samples them with its own:
   by zero and ``INT_MIN / -1`` (XLA's defined results), shifts by the width or more;
 - complex ``sqrt``/``log``/``pow``/... at branch cuts with signed zeros, ``nextafter`` at
   +-0/inf/NaN, and float16/bfloat16 ``exp``/``log1p``/``tanh``/``logistic``/``erf``/... compared
-  bit for bit (their results bitcast to integers).
+  bit for bit (their results bitcast to integers);
+- session 18's: ``conv_transpose`` (random layouts, strides, padding, ``rhs_dilation``,
+  ``transpose_kernel``), ``rng_bit_generator`` (each algorithm, shapes and widths, keys of the
+  wrong length), ``dynamic_slice``/``dynamic_update_slice``/``dynamic_*_index_in_dim`` with starts
+  mapped by ``vmap`` and out of range, ``argmax``/``argmin``/``sort``/``top_k`` (k = n too) of
+  inputs with NaNs, signed zeros and ties, chains of ``expand_dims``/``squeeze``/``rev``/
+  ``transpose``/``reshape``/``broadcast_in_dim`` under ``vmap`` with negative in/out axes,
+  ``select_n`` with up to 7 cases under ``vmap``, ``reduce_window`` with every reducer and the
+  cumulative reductions under ``jvp``/``grad``/``vjp``, ``pad`` with negative and interior padding
+  differentiated. ``FUNCGRAD_FUZZ_ONLY_DRAWS=_conv_transpose,_rng_bits`` samples only the draws so
+  named (ops_lax's and these).
 
 >>> callable(DRAWS[0])
 True
@@ -479,5 +489,265 @@ def _half(draw):
     return call
 
 
+# ----------------------------------------------------------------------------------------------
+# Session 18: where a generator written from the lax API reference goes (each under ops_lax's
+# random transformation stacks, as every draw here)
+
+
+def _conv_transpose(draw):
+    nsp = draw(st.integers(1, 2))
+    sp = "HW"[:nsp] if nsp == 2 else draw(st.sampled_from(["H", "W", "X"]))
+    tk = draw(st.booleans())
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    # (the kernel's I meets the input's features; transpose_kernel swaps the kernel's I and O)
+    kdims = {"I": c, "O": o} if not tk else {"I": o, "O": c}
+    if _wrong(draw):
+        kdims["O" if tk else "I"] += 1
+    sizes = [draw(st.integers(1, 4)) for _ in range(nsp)]
+    ksizes = [draw(st.integers(1, 3)) for _ in range(nsp)]
+    if draw(st.integers(0, 2)):
+        lhs_spec = "".join(draw(st.permutations(list("NC" + sp))))
+        rhs_spec = "".join(draw(st.permutations(list("OI" + sp))))
+        out_spec = "".join(draw(st.permutations(list("NC" + sp))))
+        dn = f"({lhs_spec!r}, {rhs_spec!r}, {out_spec!r})"
+    else:  # None: jax's defaults for the rank (NHC/HIO/NHC, NHWC/HWIO/NHWC)
+        sp = "HW"[:nsp]
+        lhs_spec, rhs_spec, dn = "N" + sp + "C", sp + "IO", "None"
+    lhs_shape = [{"N": n, "C": c, **dict(zip(sp, sizes))}[k] for k in lhs_spec]
+    rhs_shape = [{**kdims, **dict(zip(sp, ksizes))}[k] for k in rhs_spec]
+    strides = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
+    kind = draw(st.sampled_from(["SAME", "VALID", "pairs", "pairs"]))
+    padding = (
+        repr([(draw(st.integers(-1, 2)), draw(st.integers(-1, 2))) for _ in range(nsp)])
+        if kind == "pairs"
+        else repr(kind)
+    )
+    rdil = tuple(draw(st.integers(1, 2)) for _ in range(nsp))
+    dt = draw(st.sampled_from(_REALS))
+    pet = draw(st.sampled_from(["None", "None", "np.float32"]))
+    prec = draw(st.sampled_from(["None", "lax.Precision.HIGHEST"]))
+    return (
+        f"lax.conv_transpose({_m(lhs_shape, dt)}, {_m(rhs_shape, dt, 'b')}, {strides}, {padding}, "
+        f"rhs_dilation={rdil}, dimension_numbers={dn}, transpose_kernel={tk}, precision={prec}, "
+        f"preferred_element_type={pet})"
+    )
+
+
+def _rng_bits(draw):
+    alg = draw(st.sampled_from(["RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"]))
+    shape = tuple(draw(st.integers(0, 4)) for _ in range(draw(st.integers(0, 3))))
+    dt = draw(st.sampled_from(["uint8", "uint16", "uint32", "uint64"] + (["int32"] if _wrong(draw) else [])))
+    klen = 4 if not _wrong(draw) else draw(st.sampled_from([2, 3, 5]))
+    key = f"(np.abs({_m((klen,), 'float64')}) * 1e9 + 7).astype(np.uint32)"
+    alg_s = f"lax.RandomAlgorithm.{alg}" if draw(st.integers(0, 3)) else ""
+    kw = f", algorithm={alg_s}" if alg_s else ""
+    return f"_pack(T, np, lax.rng_bit_generator({key}, {shape}, np.{dt}{kw}))"
+
+
+def _dynamic_vmap(draw):
+    """dynamic_slice/dynamic_update_slice/dynamic_index_in_dim with starts mapped by vmap (out of
+    range: clamped), the operand mapped or not."""
+    nd = draw(st.integers(1, 3))
+    shape = [draw(st.integers(0, 4)) for _ in range(nd)]
+    n = draw(st.integers(0, 3))
+    idt = draw(st.sampled_from(["int32", "int8", "int64", "uint8", "int16"]))
+    starts = [[draw(st.integers(-6, 6)) for _ in range(nd)] for _ in range(n)]
+    if idt.startswith("u"):
+        starts = [[abs(v) for v in row] for row in starts]
+    s = f"np.array({starts!r}, np.{idt}).reshape({(n, nd)!r})"
+    dt = draw(st.sampled_from(_REALS + ["int32", "bool"]))
+    mapped = draw(st.booleans())
+    x = _m((n, *shape) if mapped else shape, dt)
+    ia = "0" if mapped else "None"
+    sizes = [draw(st.integers(0, d)) for d in shape]
+    if _wrong(draw):
+        sizes[0] += 1
+    which = draw(st.sampled_from(["slice", "slice", "update", "update", "index", "update_index"]))
+    unpacked = "[" + ", ".join(f"s[{i}]" for i in range(nd)) + "]"
+    sts = draw(st.sampled_from([unpacked, "s"]))  # (a list of scalars, or one vector)
+    if which == "slice":
+        body = f"lax.dynamic_slice(x, {sts}, {tuple(sizes)})"
+        return f"T.vmap(lambda x, s: {body}, in_axes=({ia}, 0))({x}, {s})"
+    if which == "update":
+        umapped = draw(st.booleans())
+        u = _m((n, *sizes) if umapped else sizes, dt, "b")
+        body = f"lax.dynamic_update_slice(x, u, {sts})"
+        return (
+            f"T.vmap(lambda x, u, s: {body}, in_axes=({ia}, {'0' if umapped else 'None'}, 0))({x}, {u}, {s})"
+        )
+    ax = draw(st.integers(-nd, nd - 1))
+    if which == "index":
+        body = f"lax.dynamic_index_in_dim(x, s[0], axis={ax}, keepdims={draw(st.booleans())})"
+        return f"T.vmap(lambda x, s: {body}, in_axes=({ia}, 0))({x}, {s})"
+    upd = list(shape)
+    upd[ax] = 1
+    body = f"lax.dynamic_update_index_in_dim(x, u, s[0], axis={ax})"
+    return f"T.vmap(lambda x, u, s: {body}, in_axes=({ia}, None, 0))({x}, {_m(upd, dt, 'b')}, {s})"
+
+
+_NAN_TIES = (
+    "(lambda v: np.where(np.abs(v) > 0.8, np.array(np.nan, v.dtype), np.where(np.abs(v) < 0.2, "
+    "np.zeros((), v.dtype) * np.sign(v), np.round(v * 2) / 2)))"
+)  # (NaNs, signed zeros and ties from the operand's elements)
+
+
+def _nan_ties(draw):
+    """argmax/argmin, sort and top_k of inputs with NaNs, signed zeros and ties."""
+    shape = list(_shape(draw, 1, 3, 1, 4))
+    nd = len(shape)
+    dt = draw(st.sampled_from(_REALS + ["int32", "uint8"]))
+    x = _m(shape, "float64" if dt in _REALS else "float32")
+    x = f"{_NAN_TIES}({x}).astype(np.{dt})" if dt in _REALS else f"np.round(np.abs({x}) * 2).astype(np.{dt})"
+    which = draw(st.sampled_from(["argmax", "argmin", "sort", "sort2", "top_k"]))
+    if which in ("argmax", "argmin"):
+        ax = draw(st.integers(0, nd - 1 + (1 if _wrong(draw) else 0)))
+        idt = draw(st.sampled_from(["int32", "int8", "uint8", "int64", "int16", "uint32"]))
+        return f"lax.{which}({x}, {ax}, np.{idt})"
+    dim = draw(st.integers(-nd, nd - 1))
+    if which == "sort":
+        return f"lax.sort({x}, dimension={dim}, is_stable={draw(st.booleans())})"
+    if which == "sort2":  # (the keys' ties broken by the second operand, stably)
+        y = f"lax.broadcasted_iota(np.int32, {tuple(shape)}, {dim % nd})"
+        nk = draw(st.sampled_from([1, 2]))
+        return f"_one_dtype(T, np, lax.sort(({x}, {y}), dimension={dim}, is_stable=True, num_keys={nk}))"
+    if nd > 1 and draw(st.booleans()):
+        x = f"np.moveaxis({x}, {dim}, -1)"
+        shape.append(shape.pop(dim))
+    k = shape[-1] if draw(st.booleans()) else draw(st.integers(0, shape[-1]))
+    return f"_one_dtype(T, np, lax.top_k({x}, {k}))"
+
+
+def _shape_chain(draw):
+    """expand_dims/squeeze/rev/transpose/reshape chains (negative axes where jax takes them)
+    under vmap with random in/out axes."""
+    shape = list(_shape(draw, 0, 3, 1, 3))
+    n = draw(st.integers(1, 3))
+    ia = draw(st.integers(-len(shape) - 1, len(shape)))
+    full = list(shape)
+    full.insert(ia % (len(shape) + 1), n)
+    dt = draw(st.sampled_from(_REALS + ["int32", "bool"]))
+    body, cur = "r", list(shape)
+    for _ in range(draw(st.integers(2, 4))):
+        op = draw(st.sampled_from(["expand", "squeeze", "rev", "transpose", "reshape", "bid"]))
+        nd = len(cur)
+        if op == "expand":
+            k = draw(st.integers(1, 2))
+            dims = sorted(draw(st.permutations(range(nd + k)))[:k])
+            neg = [d - (nd + k) if draw(st.booleans()) else d for d in dims]
+            body = f"lax.expand_dims({body}, {tuple(neg)})"
+            for d in dims:
+                cur.insert(d, 1)
+        elif op == "squeeze":
+            ones = [i for i, d in enumerate(cur) if d == 1]
+            dims = _subset_of(draw, ones)
+            body = f"lax.squeeze({body}, {tuple(d - nd if draw(st.booleans()) else d for d in dims)})"
+            cur = [d for i, d in enumerate(cur) if i not in dims]
+        elif op == "rev":
+            dims = _subset_of(draw, range(nd))
+            body = f"lax.rev({body}, {tuple(dims)})"
+        elif op == "transpose":
+            perm = list(draw(st.permutations(range(nd))))
+            body = f"lax.transpose({body}, {tuple(perm)})"
+            cur = [cur[p] for p in perm]
+        elif op == "reshape":
+            size = 1
+            for d in cur:
+                size *= d
+            new = [size] if draw(st.booleans()) else [size, 1]
+            dims = f", dimensions={tuple(reversed(range(nd)))}" if nd and draw(st.booleans()) else ""
+            body = f"lax.reshape({body}, {tuple(new)}{dims})"
+            cur = new
+        else:
+            out = [1 + draw(st.integers(0, 1)), *cur]
+            body = f"lax.broadcast_in_dim({body}, {tuple(out)}, {tuple(range(1, nd + 1))})"
+            cur = out
+    oa = draw(st.integers(-len(cur) - 1, len(cur)))
+    return f"T.vmap(lambda r: {body}, in_axes={ia}, out_axes={oa})({_m(full, dt)})"
+
+
+def _subset_of(draw, items):
+    items = list(items)
+    return sorted(draw(st.permutations(items))[: draw(st.integers(0, len(items)))])
+
+
+def _select_many(draw):
+    """select_n with 1-7 cases under vmap, the selector and the cases each mapped or not."""
+    shape = list(_shape(draw, 0, 2, 1, 3))
+    n = draw(st.integers(1, 7))
+    b = draw(st.integers(1, 3))
+    dt = draw(st.sampled_from(_REALS + ["int32", "bool", "uint8"]))
+    pred_mapped = draw(st.booleans())
+    pshape = [b, *shape] if pred_mapped else shape
+    if n <= 2 and draw(st.booleans()):
+        which = f"{_m(pshape, 'float32', 'b')} > 0"
+    else:
+        which = f"np.clip(np.round({_m(pshape, 'float32', 'b')} * {n}), 0, {n - 1}).astype(np.int32)"
+    if _wrong(draw):
+        which = f"{which}.astype(np.int8)" if n > 2 else f"{which}.astype(np.float32)"
+    mapped = [draw(st.booleans()) for _ in range(n)]
+    if not pred_mapped and not any(mapped):
+        mapped[0] = True
+    cases = [_m([b, *shape] if m else shape, dt, "a") for m in mapped]
+    cases = [f"({c} * {k + 1}).astype(np.{dt})" if dt != "bool" else c for k, c in enumerate(cases)]
+    names = [f"c{k}" for k in range(n)]
+    axes = ", ".join("0" if m else "None" for m in mapped)
+    return (
+        f"T.vmap(lambda p, {', '.join(names)}: lax.select_n(p, {', '.join(names)}), "
+        f"in_axes=({'0' if pred_mapped else 'None'}, {axes}))({which}, {', '.join(cases)})"
+    )
+
+
+def _window_grads(draw):
+    """reduce_window with every reducer (add/max/min/mul and the generic forms), padding, strides
+    and dilations, and the cumulative reductions reversed, both under a derivative here."""
+    shape = list(_shape(draw, 1, 3, 1, 4))
+    nd = len(shape)
+    dt = draw(st.sampled_from(["float32", "float64", "float32", "bfloat16", "float16"]))
+    x = _m(shape, dt)
+    if draw(st.integers(0, 2)) == 0:
+        fn = draw(st.sampled_from(["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]))
+        # (a non-negative axis: jax's derivative rules take a negative one where its shape rule
+        # refuses it, the documented jax-cumulative-negative-axis-under-derivatives)
+        ax = draw(st.integers(0, nd - 1))
+        call = f"lax.{fn}(v, axis={ax}, reverse={draw(st.booleans())})"
+    else:
+        fn, init = draw(st.sampled_from([("lax.add", "0.0"), ("lax.max", "-np.inf"), ("lax.min", "np.inf"),
+                                         ("lax.mul", "1.0"), ("(lambda p, q: p + q)", "0.0"),
+                                         ("(lambda p, q: lax.max(p, q))", "-np.inf")]))  # fmt: skip
+        win = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+        strides = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+        pad = draw(st.sampled_from(["'VALID'", "'SAME'", "pairs"]))
+        if pad == "pairs":
+            pad = repr([(draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in range(nd)])
+        bd = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+        wd = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+        call = f"lax.reduce_window(v, np.array({init}, v.dtype), {fn}, {win}, {strides}, {pad}, {bd}, {wd})"
+    how = draw(st.sampled_from(["jvp", "grad", "vjp"]))
+    if how == "jvp":
+        return f"_pack(T, np, T.jvp(lambda v: {call}, ({x},), (_probe(np, {x}),)))"
+    if how == "grad":
+        return f"T.grad(lambda v: np.sum(np.sin({call}).astype(np.float32)))({x})"
+    return f"(lambda o, pb: _pack(T, np, (o, pb(_probe(np, o)))))(*T.vjp(lambda v: {call}, {x}))"
+
+
+def _pad_grad(draw):
+    """pad with negative and interior padding under a derivative (its transpose slices)."""
+    shape = _shape(draw, 0, 3, 0, 4)
+    cfg = [(draw(st.integers(-3, 2)), draw(st.integers(-3, 2)), draw(st.integers(0, 2))) for _ in shape]
+    dt = draw(st.sampled_from(["float32", "float64", "bfloat16", "float16"]))
+    x = _m(shape, dt)
+    val = draw(st.sampled_from(["0.0", "-1.5", "np.inf"]))
+    call = f"lax.pad(v, np.array({val}, v.dtype), {cfg!r})"
+    if draw(st.booleans()):
+        return f"_pack(T, np, T.jvp(lambda v: {call}, ({x},), (_probe(np, {x}),)))"
+    return f"T.grad(lambda v: np.sum(np.cos({call}).astype(np.float32)))({x})"
+
+
 DRAWS = [_control, _control, _assoc, _precision, _convert, _convert, _linalg, _linalg, _fft, _ragged,
-         _collective, _intedge, _complex, _nextafter, _half, _half]  # fmt: skip
+         _collective, _intedge, _complex, _nextafter, _half, _half,
+         _conv_transpose, _conv_transpose, _rng_bits, _dynamic_vmap, _dynamic_vmap, _nan_ties, _nan_ties,
+         _shape_chain, _shape_chain, _select_many, _window_grads, _window_grads, _pad_grad]  # fmt: skip
+
+# FUNCGRAD_FUZZ_ONLY_DRAWS=_conv_transpose,_rng_bits: ops_lax samples only these draws (a corner run
+# long; empty: all of ops_lax's and these)
+ONLY_DRAWS = [d for d in os.environ.get("FUNCGRAD_FUZZ_ONLY_DRAWS", "").split(",") if d]
