@@ -524,6 +524,14 @@ def _constrain(x, shardings, *, strict: bool):
             out.append(v if buf is b else Array._from_buffer(buf, v.weak_type))
             continue
         spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
+        if strict:
+            # On a mesh with Explicit and Auto axes the constraint names Auto ones: each dimension
+            # keeps its type's explicit axes, major, then the constraint's (JAX's lowering of
+            # sharding_constraint; the type is unchanged).
+            have = core.get_aval(v).sharding
+            if have is not None and tuple(have.mesh.axis_names) == tuple(s.mesh.axis_names):
+                typed = _sharding_rules.spec_of(core.get_aval(v))
+                spec = tuple(t + tuple(n for n in u if n not in t) for t, u in zip(typed, spec))
         # (a traced value made unreduced or reduced: its type says so, NOTE: [unreduced values])
         ur = shp.ur_params(s.spec.unreduced, s.spec.reduced)
         out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec, **ur))

@@ -139,13 +139,14 @@ def _in_memory(spec, s):
     return spec if kind is None else Placed(spec, kind)
 
 
-def _typed_spec(aval, mesh):
+def _typed_spec(aval, mesh, mixed: bool = False):
     """``(mesh, spec)`` of a result typed with a sharding on explicit mesh axes (NOTE: [sharding
-    in types]), or None: the partitioner chooses."""
+    in types]), or None: the partitioner chooses. On a mesh with Auto axes too, only with
+    ``mixed`` (the type's explicit axes alone, for a layout XLA reports without them)."""
     s = aval.sharding
     if s is None or mesh is None or tuple(mesh.axis_names) != s.mesh.axis_names:
         return None
-    if any(t.name != "Explicit" for t in mesh.axis_types):
+    if not mixed and any(t.name != "Explicit" for t in mesh.axis_types):
         return None  # auto axes may still split it: left to the partitioner
     spec = [() if p is None else (p if isinstance(p, tuple) else (p,)) for p in s.spec]
     return (mesh, tuple(spec) + ((),) * (aval.ndim - len(spec)))
@@ -261,10 +262,11 @@ def _build(
             exe.replace_out_sharding(j, type(a.sharding)(mesh, a.sharding.spec)._bridge(a.ndim))
     # On one device XLA reports every result replicated, and on several it drops the mesh axes of
     # size 1; a result typed over explicit mesh axes keeps its type's layout there, as JAX's
-    # (NOTE: [sharding in types]: P('x', None, None) on a (1, 2) mesh).
+    # (NOTE: [sharding in types]: P('x', None, None) on a (1, 2) mesh, also where the mesh's other
+    # axes are Auto: the layout is then compared with the explicit axes' alone).
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape)) if mesh is not None else {}
     for j, s in enumerate(out_shardings):
-        typed = _typed_spec(closed.out_avals[j], mesh) if s is None else None
+        typed = _typed_spec(closed.out_avals[j], mesh, mixed=True) if s is None else None
         if typed is None or not any(typed[1]):
             continue
         if len(devices) == 1 or any(sizes.get(n) == 1 for d in typed[1] for n in d):

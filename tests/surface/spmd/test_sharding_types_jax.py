@@ -74,3 +74,27 @@ def test_einsum_out_sharding_types_the_product_in_its_own_order(unreduced):
     assert ours[0] == theirs[0] == ["dot_general", "transpose"]
     assert ours[1] == theirs[1]
     np.testing.assert_array_equal(ours[2], theirs[2])
+
+
+def _mixed(lib, sh, shape):
+    types = (sh.AxisType.Explicit, sh.AxisType.Auto)
+    return lib.make_mesh(shape, ("x", "y"), axis_types=types)
+
+
+def test_mixed_mesh_results_keep_their_explicit_axes():
+    # A (1, 2) mesh, x Explicit (size 1), y Auto: a jitted result typed P('x', None) keeps it
+    # (XLA reports layouts without size-1 axes; pjit_test test_singleton_explicit_axis_multi_auto_axes);
+    # with_sharding_constraint naming an Auto axis of a value typed over an Explicit one lays it out
+    # over both, its type unchanged (test_wsc_mix_axis_types).
+    def run(lib, np_, sh):
+        with lib.set_mesh(_mixed(lib, sh, (1, 2))):
+            ones = lib.jit(lambda: np_.ones((2, 2), np_.int32, out_sharding=sh.PartitionSpec("x", None)))()
+        with lib.set_mesh(_mixed(lib, sh, (4, 2))):
+            x = lib.device_put(np.arange(16, dtype=np.int32).reshape(8, 2), sh.PartitionSpec("x"))
+            out = lib.jit(lambda v: lib.lax.with_sharding_constraint(v, sh.PartitionSpec("y")))(x)
+        return repr(lib.typeof(ones).sharding.spec), _spec(ones), _spec(out), lib.typeof(out).str_short()
+
+    ours = run(funcgrad, fnp, fs)
+    theirs = run(jax, jnp, js)
+    assert ours[:3] == theirs[:3]
+    assert ours[3] == theirs[3].replace("int32", "i32") == "i32[8@x,2]"
