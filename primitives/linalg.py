@@ -124,12 +124,14 @@ def _phi(x):
 
 
 def _cholesky_jvp(primals, tangents):
-    # Murray (2016), arXiv:1602.07527: dL = L phi(L^-1 dA L^-H).
+    # Murray (2016), arXiv:1602.07527: dL = L phi(L^-1 dA L^-H), with the whole tangent dA as JAX's
+    # rule takes it (not its lower triangle reflected: the callers that symmetrise the operand,
+    # jnp.linalg.cholesky and lax.linalg.cholesky's default, symmetrise the tangent too; scipy's
+    # cholesky and symmetrize_input=False get JAX's gradients, which are not symmetric).
     (a,), (da,) = primals, tangents
     L = cholesky_p.bind(a)
     if type(da) is Zero:
         return L, Zero.from_primal_value(L)
-    da = sym_from_triangle(da, lower=True)
     tmp = triangular_solve(L, da, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
     inner = triangular_solve(L, tmp, left_side=True, lower=True)
     return L, mx.matmul(L, _phi(inner), highest=True)

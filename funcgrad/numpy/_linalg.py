@@ -171,11 +171,12 @@ def _solve(a, b):
 
 @register_cache("numpy.linalg_cho_jaxprs")
 @functools.lru_cache(maxsize=256)
-def _cho_jaxprs(a_aval, b_aval, c_aval, lower: bool):
-    """``solve(assume_a='pos')``'s operator -- the Hermitian matrix of ``a``'s ``lower`` (or
-    upper) triangle, the one factorised -- and its Cholesky solve; both are symmetric (each its
-    own transpose)."""
-    matvec = trace_to_jaxpr(lambda a, x: [matmul(la.sym_from_triangle(a, lower), x)], [a_aval, b_aval])
+def _cho_jaxprs(a_aval, b_aval, c_aval):
+    """``solve(assume_a='pos')``'s operator -- the whole ``a`` at ``Precision.HIGHEST``, as JAX's
+    ``scipy.linalg.solve`` (so its derivative in ``a`` reaches every entry, not only the
+    factorised triangle) -- and its Cholesky solve; both declared symmetric (each its
+    own transpose), as JAX's ``custom_linear_solve(symmetric=True)``."""
+    matvec = trace_to_jaxpr(lambda a, x: [matmul(a, x, highest=True)], [a_aval, b_aval])
     chol = trace_to_jaxpr(lambda c, x: [cho_solve(c, x, True)], [c_aval, b_aval])
     return matvec, matvec, chol, chol
 
@@ -188,7 +189,7 @@ def cho_solve_implicit(a, b, lower: bool = True):
         return cho_solve(la.cholesky(a if lower else H(a)), b, lower=True)
     frozen = ew.stop_gradient_p.bind(a)
     c = la.cholesky(frozen if lower else H(frozen))
-    jaxprs = _cho_jaxprs(*(aval(x).strip_weak_type() for x in (a, b, c)), lower)
+    jaxprs = _cho_jaxprs(*(aval(x).strip_weak_type() for x in (a, b, c)))
     (x,) = custom_linear_solve_p.bind(a, a, c, c, b, const_lengths=(1, 1, 1, 1), jaxprs=jaxprs)
     return x
 

@@ -254,9 +254,9 @@ def _polar_2d(a, *, side, method, eps, max_iterations):
             return unitary, fnp.matmul(mx.H(vh) * s[None, :], vh)
         return unitary, fnp.matmul(u_svd * s[None, :], mx.H(u_svd))
     if (side == "right") != (m >= n):
-        raise ValueError(
-            "polar: method='qdwh' needs m >= n for side='right' and m < n for side='left', got shape "
-            f"{a.shape} and side={side!r}; use method='svd'"
+        raise NotImplementedError(  # (JAX's type and words, then funcgrad's hint)
+            "method='qdwh' only supports mxn matrices where m < n where side='right' and m >= n "
+            f"side='left', got {a.shape} with {side=} (use method='svd')"
         )
     if side == "right":
         unitary, posdef, _, _ = lax_linalg.qdwh(a, eps=eps, max_iterations=max_iterations)

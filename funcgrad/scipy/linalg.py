@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import _linalg as _la
 from funcgrad.numpy._core import check_arraylike
 from funcgrad.primitives import _matrix as mx
@@ -188,7 +189,8 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     lu_, _, perm = la.lu(a)
     m, n = a.shape[-2:]
     k = min(m, n)
-    p = mx.T(mx.permutation_matrix(perm, a.dtype))  # rows of p^T pick a's rows in factor order
+    # rows of p^T pick a's rows in factor order; p is real for complex a too, as JAX's (jnp.real)
+    p = mx.T(mx.permutation_matrix(perm, _dt.real_dtype(a.dtype)))
     l = mx.tril(lu_[..., :, :k], -1) + fnp.eye(m, k, dtype=a.dtype)
     u = mx.triu(lu_[..., :k, :])
     if permute_l:

@@ -226,14 +226,49 @@ def test_structured_matrices_match_scipy():
 @pytest.mark.slow
 def test_derivatives():
     spd, b, a = _spd(3), RNG.normal(size=(3, 2)), RNG.normal(size=(3, 3)) + 3 * np.eye(3)
-    check_grads(lambda m, v: fsl.solve(m, v, assume_a="pos"), (spd, b), order=2)
-    check_grads(lambda m, v: fsl.cho_solve(fsl.cho_factor(m), v), (spd, b), order=2)
+    # (symmetrised first: JAX's rules take the whole tangent of a, while the primal reads one
+    # triangle, so finite differences of the raw functions disagree with JAX's gradients too)
+    check_grads(lambda m, v: fsl.solve((m + m.T) / 2, v, assume_a="pos"), (spd, b), order=2)
+    check_grads(lambda m, v: fsl.cho_solve(fsl.cho_factor((m + m.T) / 2), v), (spd, b), order=2)
     check_grads(lambda m, v: fsl.lu_solve(fsl.lu_factor(m), v), (a, b), order=2)
     check_grads(lambda m, v: fsl.solve_triangular(m, v, lower=True), (np.tril(a), b), order=2)
     check_grads(lambda m: fsl.expm(m * 0.5), (a,), order=2)
     check_grads(lambda m: fsl.polar(m, method="svd")[1], (RNG.normal(size=(4, 3)),), order=1)
     check_grads(lambda m: fsl.eigh(m, spd, eigvals_only=True), (spd + np.eye(3),), order=1)
     check_grads(lambda m: fsl.lu(m)[1:], (a,), order=1)
+
+
+def test_cholesky_and_positive_solve_gradients_are_jax_s():
+    # JAX's cholesky rule takes the whole tangent (funcgrad reflected its lower triangle), and
+    # solve(assume_a='pos') multiplies by the whole a in its implicit derivative (funcgrad by the
+    # factorised triangle's Hermitian matrix): the gradients differed from jax's for symmetric
+    # input too (scipy's cholesky, cho_factor, solve; lax's cholesky(symmetrize_input=False));
+    # lu's permutation is real for complex input, and qdwh polar's shape refusal JAX's
+    jax = pytest.importorskip("jax")
+    import jax.scipy.linalg as jsl
+
+    a = _spd(3).astype(np.float32)
+    b = RNG.normal(size=(3, 2)).astype(np.float32)
+    w = RNG.normal(size=(3, 3)).astype(np.float32)
+
+    def loss(lib, m, v):  # (one program a library: jax's side compiled once)
+        sl_ = lib.scipy.linalg
+        terms = [
+            sl_.cholesky(m, lower=False) * w,
+            sl_.cho_solve(sl_.cho_factor(m, lower=True), v),
+            sl_.solve(m, v, assume_a="pos", lower=True) * 3,
+            lib.lax.linalg.cholesky(m, symmetrize_input=False) * w.T,
+        ]
+        return sum(t.sum() * (k + 1) for k, t in enumerate(terms))
+
+    got = funcgrad.grad(lambda m, v: loss(funcgrad, m, v), argnums=(0, 1))(a, b)
+    want = jax.jit(jax.grad(lambda m, v: loss(jax, m, v), argnums=(0, 1)))(a, b)
+    for g, x in zip(got, want):
+        close(g, x, rtol=2e-5, atol=2e-5)
+    p = fsl.lu(np.eye(3, dtype=np.complex64))[0]
+    assert p.dtype == jsl.lu(np.eye(3, dtype=np.complex64))[0].dtype == np.float32
+    with pytest.raises(NotImplementedError, match="method='qdwh' only supports mxn matrices"):
+        fsl.polar(np.ones((4, 3), np.float32), side="left")
 
 
 @pytest.mark.slow
