@@ -339,6 +339,30 @@ def test_errors_are_clear():
         SingleDeviceSharding(other_client.local_devices()[0])
 
 
+def test_a_mesh_of_stand_in_devices_is_kept_as_jax_keeps_it():
+    # orbax's sharding tests build meshes of mock.create_autospec(jax.Device) objects and read
+    # shard shapes and specs off them (jax's Mesh keeps any such object); a real device of
+    # another client is still refused (above)
+    from unittest import mock
+
+    import jax
+
+    def stand_ins(device_class, n):
+        out = [mock.create_autospec(device_class, instance=True, spec_set=True) for _ in range(n)]
+        for i, d in enumerate(out):
+            d.id, d.platform, d.device_kind = i, "cpu", "cpu"
+        return out
+
+    def read(sharding_lib, device_class):
+        mesh = sharding_lib.Mesh(np.array(stand_ins(device_class, 6)).reshape(2, 3), ("a", "b"))
+        s = sharding_lib.NamedSharding(mesh, sharding_lib.PartitionSpec("a", "b"))
+        return s.shard_shape((10, 9)), s.spec == sharding_lib.PartitionSpec("a", "b"), mesh.devices.shape
+
+    assert (
+        read(funcgrad.sharding, funcgrad.Device) == read(jax.sharding, jax.Device) == ((5, 3), True, (2, 3))
+    )
+
+
 def test_the_runtime_refuses_arguments_on_other_devices_instead_of_crashing():
     # XLA segfaults on a buffer placed on the wrong devices: the executable checks first.
     x = funcgrad.device_put(np.ones((8, 2)), NamedSharding(MESH, P("x")))
