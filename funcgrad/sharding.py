@@ -71,12 +71,31 @@ __all__ = [
 _REEXPORTED = ("P", "NamedSharding", "make_mesh", "set_mesh")
 
 
-def _mesh_for(where: str) -> Mesh:
+def _mesh_for(where: str, shardings=None) -> Mesh | None:
+    """The mesh ``auto_axes``/``explicit_axes`` switch axes of, as JAX's ``_get_new_mesh``: the
+    mesh in scope, else the one ``shardings`` (``out_sharding=``) are over, which must be the same
+    when both are given; ``None`` when there is neither (JAX's ``auto_axes`` then calls ``f``)."""
     mesh = get_mesh()
-    if mesh is None:
+    given = None
+    for s in tu.tree_leaves(shardings, is_leaf=lambda x: isinstance(x, PartitionSpec | NamedSharding)):
+        if isinstance(s, NamedSharding):
+            if given is not None and given.abstract_mesh != s.mesh.abstract_mesh:
+                raise ValueError(
+                    f"Shardings passed to {where} should have the same mesh. Got one mesh {given} and "
+                    f"another {s.mesh}"
+                )
+            given = s.mesh
+    if given is not None and mesh is not None and given.abstract_mesh != mesh.abstract_mesh:
         raise ValueError(
-            f"{where} needs a mesh in scope: call funcgrad.sharding.set_mesh(mesh) (or use "
-            "`with funcgrad.sharding.use_mesh(mesh):`) first"
+            f"Context mesh {mesh.abstract_mesh} must match the mesh passed to shardings "
+            f"{given.abstract_mesh}. Recommended approach is to use `jax.set_mesh` context manager."
+        )
+    if mesh is None and isinstance(given, Mesh):
+        return given
+    if mesh is None and where == "explicit_axes":
+        raise ValueError(
+            "Context mesh cannot be empty. Please use `jax.set_mesh` API to enter into a mesh context "
+            "when using `explicit_axes` API."
         )
     return mesh
 
@@ -103,8 +122,17 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
             ins, outs = (ins, spec) if types is AxisType.Auto else (spec, outs)
         if (outs if types is AxisType.Auto else ins) is None:
             raise TypeError(f"{where}: Missing required keyword argument: '{given}'")
-        outer = _mesh_for(where)
+        outer = _mesh_for(where, outs if types is AxisType.Auto else None)
+        if outer is None:  # (no mesh in scope nor in out_sharding: JAX's auto_axes calls f)
+            return f(*args, **kwargs)
         chosen = _axes(axes, outer, outer.axis_names, where)
+        scope = get_abstract_mesh()  # (inside a shard_map body its axes are Manual)
+        types_now = scope.axis_types if scope.axis_names == outer.axis_names else outer.axis_types
+        if any(t is AxisType.Manual for n, t in zip(outer.axis_names, types_now) if n in chosen):
+            raise NotImplementedError(
+                "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed. Please "
+                "file a bug at https://github.com/jax-ml/jax/issues with your use case"
+            )
         if all(t is types for n, t in zip(outer.axis_names, outer.axis_types) if n in chosen):
             if types is AxisType.Explicit:  # already in that mode: the arguments still take in_sharding
                 args = reshard(args, ins)

@@ -98,3 +98,29 @@ def test_mixed_mesh_results_keep_their_explicit_axes():
     theirs = run(jax, jnp, js)
     assert ours[:3] == theirs[:3]
     assert ours[3] == theirs[3].replace("int32", "i32") == "i32[8@x,2]"
+
+
+def test_auto_axes_without_a_mesh_in_scope():
+    # JAX's _get_new_mesh: the mesh of out_sharding= when none is in scope (pjit_test
+    # test_auto_axes_computation_follows_data), and no mesh at all calls f as it is
+    # (test_no_op_auto_axes_no_mesh); from Manual axes (a shard_map body) JAX's NotImplementedError.
+    def run(lib, sh):
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        s = sh.NamedSharding(mesh, sh.PartitionSpec("x"))
+        x = lib.device_put(np.arange(8.0, dtype=np.float32), s)
+        out = sh.auto_axes(lib.jit(lambda v: v * 2), out_sharding=s)(x)
+        plain = lib.jit(sh.auto_axes(lambda v: v + 1, out_sharding=sh.PartitionSpec()))(np.arange(4))
+        return repr(out.sharding.spec), np.asarray(out), np.asarray(plain)
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours[0] == theirs[0]
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    np.testing.assert_array_equal(ours[2], theirs[2])
+
+    mesh = fs.make_mesh((2,), ("x",), axis_types=(fs.AxisType.Auto,))
+
+    def body(v):
+        return fs.auto_axes(lambda a: a * 2, axes="x", out_sharding=fs.P("x"))(v)
+
+    with fs.set_mesh(mesh), pytest.raises(NotImplementedError, match="Going from `Manual`"):
+        funcgrad.jit(funcgrad.shard_map(body, mesh=mesh, in_specs=fs.P("x"), out_specs=fs.P("x")))(np.arange(8))
