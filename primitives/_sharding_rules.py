@@ -183,8 +183,8 @@ def _concatenate(avals_in, avals_out, *, dimension, **params):
     # As JAX's rule: the operands' shardings are equal, and the result has theirs, along the
     # concatenated dimension too (the partitioner moves the blocks). An operand unsharded
     # everywhere defers to the others (vmap broadcasts an unbatched operand without its batch
-    # dimension's axis where JAX's broadcast gives it one: jnp.stack([v, w]) with an unmapped
-    # replicated w computes where JAX raises).
+    # dimension's axis where JAX's concatenate batch rule gives it one; jnp.stack is its own
+    # primitive, primitives/stacking.py, whose rule is JAX's strict one).
     specs = [spec_of(a) for a in avals_in if a.sharding is not None]
     specs = [s for s in specs if any(s)] or specs
     if any(s != specs[0] for s in specs[1:]):

@@ -247,6 +247,7 @@ def install(families) -> None:
     _unreduced_rules[ar.mul_p] = _mul_unreduced
     _unreduced_rules[ar.select_n_p] = _unreduced_alike("select_n", first=1)
     _unreduced_rules[st.concatenate_p] = _unreduced_alike("concatenate")
+    _unreduced_rules[families["stacking"].stack_p] = _unreduced_alike("stack")
     _unreduced_rules[families["dot"].dot_general_p] = _dot_general_unreduced
     _drops_reduced.add(families["dot"].dot_general_p)
     _reduced_from_params.add(families["sharding"].sharding_constraint_p)
@@ -260,6 +261,7 @@ def install(families) -> None:
         st.pad_p,
         st.slice_p,
         families["indexing"].dynamic_slice_p,
+        families["stacking"].unstack_p,
     ):
         _unreduced_rules[p] = _keeps_unreduced
     _unreduced_rules[families["reductions"].reduce_sum_p] = _reduce_sum_unreduced

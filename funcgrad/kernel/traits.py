@@ -36,6 +36,7 @@ SPARSE_KINDS = {
     "reshape": "a reshape of an operand without dense dimensions (bcoo_reshape)",
     "transpose": "an axis permutation (bcoo_transpose)",
     "concatenate": "a concatenation of sparse operands of one layout (bcoo_concatenate)",
+    "stack": "a stack of sparse operands of one layout (each given the new axis, then bcoo_concatenate)",
     "slice": "a static slice (bcoo_slice)",
     "dynamic_slice": "a slice at traced start indices of a sparse operand (bcoo_dynamic_slice)",
     "rev": "a reversal of axes (bcoo_rev)",

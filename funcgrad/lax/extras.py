@@ -34,6 +34,7 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import ops, slicing
 from funcgrad.lax import shapes as _shapes
 from funcgrad.numpy._core import convert
+from funcgrad.primitives import stacking as sk
 from funcgrad.primitives.call import composite_p
 from funcgrad.xla_bridge.backends import approx_top_k_output_size
 
@@ -278,7 +279,7 @@ def stack(operands: Sequence, axis: int = 0):
     >>> stack([np.ones(2), np.zeros(2)], axis=1).tolist()
     [[1.0, 0.0], [1.0, 0.0]]
     """
-    return fnp.stack(list(operands), axis=axis)
+    return sk.stack([fnp.asarray(x) for x in operands], axis)
 
 
 def unstack(x, axis: int = 0) -> tuple:
@@ -287,9 +288,7 @@ def unstack(x, axis: int = 0) -> tuple:
     >>> [u.tolist() for u in unstack(np.array([[1, 2], [3, 4]]), axis=1)]
     [[1, 3], [2, 4]]
     """
-    x = fnp.asarray(x)
-    axis = axis % x.ndim
-    return tuple(slicing.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+    return sk.unstack(fnp.asarray(x), axis)
 
 
 def tile(operand, reps: Sequence[int]):

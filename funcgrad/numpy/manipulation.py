@@ -33,9 +33,10 @@ from funcgrad.numpy._core import (
     static_shape,
 )
 from funcgrad.numpy._dtypes import ExtendedArray, extended_in
+from funcgrad.primitives import stacking as sk
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._reshape_sharding import check_reshape
-from funcgrad.primitives._sharding_rules import ShardingTypeError, check_whole
+from funcgrad.primitives._sharding_rules import ShardingTypeError
 
 __all__ = [
     "array_split",
@@ -375,11 +376,16 @@ def stack(arrays, axis=0, out=None, dtype=None):
     arrays = [asarray(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
-    shapes = {x.shape for x in arrays}
-    if len(shapes) != 1:
-        raise ValueError("all input arrays must have the same shape")
+    if extended_in(arrays) is not None:  # typed PRNG keys: concatenated as keys
+        shapes = {x.shape for x in arrays}
+        if len(shapes) != 1:
+            raise ValueError("all input arrays must have the same shape")
+        axis = normalize_axis(axis, arrays[0].ndim + 1)
+        return concatenate([expand_dims(x, axis) for x in arrays], axis, dtype=dtype)
+    # (as JAX 0.10's: promoted, then one stack equation, JAX's stack_p)
+    arrays = [asarray(x, dtype) for x in arrays] if dtype is not None else promote_args(*arrays)
     axis = normalize_axis(axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(x, axis) for x in arrays], axis, dtype=dtype)
+    return sk.stack(arrays, axis)
 
 
 def atleast_1d(*arys):
@@ -568,12 +574,7 @@ def unstack(x, /, *, axis: int = 0):
     axis = normalize_axis(axis, x.ndim)
     if isinstance(x, ExtendedArray):  # typed PRNG keys: indexed as keys
         return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
-    check_whole(
-        aval(x),
-        (axis,),
-        "unstack operand cannot be sharded on the unstacking axis {dim}. Got operand type={type}",
-    )
-    return tuple(st.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+    return sk.unstack(x, axis)  # (JAX's unstack_p, its sharding rule JAX's refusal)
 
 
 # NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).

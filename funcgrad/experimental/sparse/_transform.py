@@ -245,6 +245,17 @@ def _call(*values, eqn):
     return _eval(jaxpr, consts, list(values))
 
 
+def _stack_sparse(xs, axis):
+    """JAX's stack rule: each sparse operand given the new unit axis, then one concatenation."""
+    if not all(isinstance(x, BCOO) for x in xs):
+        return None
+    shape = (*xs[0].shape[:axis], 1, *xs[0].shape[axis:])
+    dims = tuple(d if d < axis else d + 1 for d in range(len(xs[0].shape)))
+    return bcoo_concatenate(
+        [bcoo_broadcast_in_dim(x, shape=shape, broadcast_dimensions=dims) for x in xs], dimension=axis
+    )
+
+
 def _dense_if_scalar(x):
     # (JAX's rule: a sum over every dimension is a dense scalar, not a 0-d BCOO)
     return x.todense() if x.shape == () else x
@@ -294,6 +305,7 @@ _RULES = {
         if all(isinstance(x, BCOO) for x in xs)
         else None
     ),
+    "stack": lambda *xs, eqn: _stack_sparse(xs, eqn.params["axis"]),
     "reduce_sum": lambda x, eqn: _dense_if_scalar(bcoo_reduce_sum(x, axes=eqn.params["axes"])),
     "dot_general": lambda a, b, eqn: bcoo_dot_general(
         a,

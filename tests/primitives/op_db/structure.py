@@ -9,6 +9,7 @@ from funcgrad.primitives import dot
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as so
+from funcgrad.primitives import stacking as sk
 from funcgrad.primitives import structure as stc
 
 from op_db._base import (
@@ -48,6 +49,10 @@ def _iota_ref(dtype, shape, dimension):
 def _concatenate_sampler(shape, dtype, rng):
     operands = tuple(_arr(rng, (*shape[:-1], n), dtype) for n in (shape[-1], 1, 2))
     return Sample(operands, {"dimension": len(shape) - 1})
+
+
+def _stack_sampler(shape, dtype, rng):
+    return Sample(tuple(_arr(rng, shape, dtype) for _ in range(3)), {"axis": len(shape)})
 
 
 def _pad_sampler(shape, dtype, rng):
@@ -407,6 +412,12 @@ OPS = [
     OpInfo("rev", stc.rev_p, stc.rev, lambda x, dimensions: np.flip(x, dimensions),
            _one(dimensions=lambda s: tuple(sorted({0, len(s) - 1}))), _min1(), sample_shapes=_MIN1_SAMPLES,
            dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
+    OpInfo("stack", sk.stack_p, lambda *xs, axis: sk.stack(xs, axis), lambda *xs, axis: np.stack(xs, axis),
+           _stack_sampler, _shapes(max_dims=2), sample_shapes=((3, 4), (), (2, 0)),
+           dtypes=(F64, F32, I32, C128), linear_argnums=((0, 1, 2),)),
+    OpInfo("unstack", sk.unstack_p, sk.unstack, lambda x, axis: tuple(np.moveaxis(x, axis, 0)),
+           _one(axis=lambda s: len(s) - 1), _shapes(min_dims=1, min_side=1),
+           sample_shapes=((3, 4), (5,), (2, 1)), dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     OpInfo("slice", stc.slice_p, stc.slice_, _slice_ref, _one(**_SLICE_PARAMS), _min1(),
            sample_shapes=_MIN1_SAMPLES,
            dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),

@@ -1,0 +1,176 @@
+"""``stack`` and ``unstack``: JAX 0.10's ``stack_p``/``unstack_p`` (``lax.stack``,
+``lax.unstack``, ``jnp.stack`` of a sequence, ``jnp.unstack``), staged as one equation each, as
+JAX's jaxprs show them (``stack[axis=1] a b``, ``b:f32[2] c:f32[2] = unstack[axis=0] a``).
+
+Layer: primitives. Imports the funcgrad kernel, ``primitives._rules`` and
+``primitives._sharding_rules`` (JAX's sharding rules of the two, in its words).
+
+Both are linear, each the other's transpose. Their batch rules are JAX's: operands batched alike
+stack along the shifted axis; otherwise every operand goes to the front, an unbatched one
+broadcast without the batch dimension's mesh axis, so on an explicitly sharded batch dimension
+``vmap(lambda v: jnp.stack([v, w]))`` with an unmapped ``w`` is JAX's ShardingTypeError ('All
+operands should have the same sharding'). The lowerings are JAX's: a broadcast of each operand
+and one concatenation; slices and reshapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
+from funcgrad.primitives._sharding_rules import ShardingTypeError, _show, spec_of
+
+from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal, linear_taylor
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
+
+# ----------------------------------------------------------------------------------------------
+# stack
+
+
+def _stack_abstract_eval(*xs, axis):
+    if not xs:
+        raise ValueError("stack expects at least one operand, got 0.")
+    if len({x.ndim for x in xs}) != 1:
+        shapes = ", ".join(str(x.shape) for x in xs)
+        raise ValueError(f"Cannot stack arrays with different numbers of dimensions: got {shapes}.")
+    if len({tuple(x.shape) for x in xs}) != 1:
+        shapes = ", ".join(str(x.shape) for x in xs)
+        raise ValueError(f"All input arrays must have the same shape. Got {shapes}.")
+    if len({x.dtype for x in xs}) != 1:  # (JAX's check_same_dtypes)
+        dtypes = ", ".join(str(x.dtype) for x in xs)
+        raise TypeError(f"lax.stack requires arguments to have the same dtypes, got {dtypes}.")
+    shape = list(xs[0].shape)
+    shape.insert(axis, len(xs))
+    return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
+
+
+def _stack_transpose(ct, *xs, axis):
+    if not any(is_undefined_primal(x) for x in xs):
+        return [None] * len(xs)
+    pieces = unstack_p.bind(ct, axis=axis)
+    return [p if is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
+
+
+def _stack_batch(axis_size, vals, dims, *, axis):
+    d = dims[0]
+    if d is not None and all(b == d for b in dims):
+        return stack_p.bind(*vals, axis=axis if axis <= d else axis + 1), d + (axis <= d)
+    # (as JAX's: an unbatched operand is broadcast without the batch dimension's sharding)
+    xs = [to_front(x, b, axis_size) for x, b in zip(vals, dims)]
+    return stack_p.bind(*xs, axis=axis + 1), 0
+
+
+def _stack_sharding(avals_in, avals_out, *, axis, **params):
+    # (JAX's: the operands typed with a sharding have equal ones; the new dimension unsharded)
+    specs = [spec_of(a) for a in avals_in if a.sharding is not None]
+    if any(s != specs[0] for s in specs[1:]):
+        shown = ", ".join(_show(s) for s in specs)
+        raise ShardingTypeError(f"All operands should have the same sharding. Got shardings {shown}")
+    spec = list(specs[0]) if specs else [()] * (avals_out[0].ndim - 1)
+    spec.insert(axis, ())
+    return [tuple(spec)]
+
+
+stack_p = Primitive("stack")
+stack_p.def_impl(checked_impl(_stack_abstract_eval, lambda *xs, axis: np.stack(xs, axis=axis)))
+stack_p.def_abstract_eval(_stack_abstract_eval)
+deflinear(stack_p, _stack_transpose)
+stack_p.def_batch(_stack_batch)
+stack_p.def_sharding_rule(_stack_sharding)
+stack_p.def_traits(sparse="stack")
+
+
+def stack(operands, axis: int = 0):
+    """The operands (one shape and dtype) stacked along a new ``axis`` (``lax.stack``).
+
+    >>> stack([np.ones(2), np.zeros(2)], axis=1).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack expects at least one operand, got 0.")
+    ndim = aval_of(operands[0]).ndim + 1
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return stack_p.bind(*operands, axis=axis % ndim)
+
+
+# ----------------------------------------------------------------------------------------------
+# unstack
+
+
+def _unstack_abstract_eval(x, *, axis):
+    if x.ndim == 0:
+        raise ValueError(
+            "unstack requires arrays with rank > 0, however a scalar array of shape "
+            f"{tuple(x.shape)} was passed."
+        )
+    shape = [s for d, s in enumerate(x.shape) if d != axis]
+    return [ShapedArray(shape, x.dtype, x.weak_type)] * x.shape[axis]
+
+
+def _unstack_impl(x, *, axis):
+    x = np.asarray(x)
+    return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+
+
+def _unstack_jvp(primals, tangents, *, axis):
+    outs = unstack_p.bind(*primals, axis=axis)
+    if type(tangents[0]) is Zero:
+        return outs, [Zero.from_primal_value(o) for o in outs]
+    return outs, unstack_p.bind(instantiate(tangents[0]), axis=axis)
+
+
+def _unstack_transpose(cts, x, *, axis):
+    aval = x.aval
+    if all(type(c) is Zero for c in cts):
+        return [Zero(aval)]
+    piece = ShapedArray([s for d, s in enumerate(aval.shape) if d != axis], aval.dtype, aval.weak_type)
+    cts = [instantiate(Zero(piece)) if type(c) is Zero else c for c in cts]
+    return [stack_p.bind(*cts, axis=axis)]
+
+
+def _unstack_batch(axis_size, vals, dims, *, axis):
+    (x,), (d,) = vals, dims
+    x = move_to_front(x, d)
+    return unstack_p.bind(x, axis=axis + 1), [0] * int(np.shape(x)[axis + 1])
+
+
+def _unstack_sharding(avals_in, avals_out, *, axis, **params):
+    x = avals_in[0]
+    spec = list(spec_of(x))
+    if spec[axis]:
+        raise ShardingTypeError(
+            f"unstack operand cannot be sharded on the unstacking axis {axis}. Got operand "
+            f"type={x.str_short()}"
+        )
+    del spec[axis]
+    return [tuple(spec)] * len(avals_out)
+
+
+unstack_p = Primitive("unstack", multiple_results=True)
+unstack_p.def_impl(checked_impl(_unstack_abstract_eval, _unstack_impl))
+unstack_p.def_abstract_eval(_unstack_abstract_eval)
+unstack_p.def_jvp(_unstack_jvp)
+unstack_p.def_transpose(_unstack_transpose)
+unstack_p.def_traits(linear=True)
+unstack_p.def_taylor(linear_taylor(unstack_p))
+unstack_p.def_batch(_unstack_batch)
+unstack_p.def_sharding_rule(_unstack_sharding)
+
+
+def unstack(x, axis: int = 0) -> tuple:
+    """The slices of ``x`` along ``axis``, as a tuple (``lax.unstack``).
+
+    >>> [u.tolist() for u in unstack(np.array([[1, 2], [3, 4]]), axis=1)]
+    [[1, 3], [2, 4]]
+    """
+    ndim = aval_of(x).ndim
+    axis = int(axis)
+    if ndim and not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return tuple(unstack_p.bind(x, axis=axis % ndim if ndim else 0))
+
+
+__all__ = ["stack", "stack_p", "unstack", "unstack_p"]
