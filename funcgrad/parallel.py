@@ -219,6 +219,8 @@ def _resolve_mesh(mesh, axis_names, where):
         )
     if not isinstance(m, Mesh):
         raise TypeError(f"{where}: mesh must be a funcgrad.sharding.Mesh, got {type(m).__name__}")
+    if m.empty:  # (JAX's words: a mesh of no devices, as its empty_concrete_mesh)
+        raise ValueError(f"shard_map requires a non-empty mesh. Got {m}")
     if axis_names is None:
         axis_names = frozenset()
     if isinstance(axis_names, str) or not isinstance(axis_names, set | frozenset | tuple | list):

@@ -224,3 +224,14 @@ def test_pcast_to_varying_outside_shard_map_is_refused_as_jax():
 
     refusals(funcgrad)
     refusals(jax)
+
+
+def test_an_empty_mesh_is_refused_in_jax_words():
+    # (shard_map_test's test_shmap_empty_mesh_error: JAX's empty_concrete_mesh)
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        mesh = sh.Mesh(np.empty((), dtype=object), ())
+        f = lib.shard_map(
+            lambda v: v, mesh=mesh, in_specs=sh.PartitionSpec("x"), out_specs=sh.PartitionSpec("x")
+        )
+        with pytest.raises(ValueError, match=r"^shard_map requires a non-empty mesh\. Got "):
+            f(np.arange(8.0))
