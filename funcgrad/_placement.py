@@ -693,7 +693,12 @@ def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
 
 
 def takes_out_sharding(
-    f=None, *, typed_result: bool = False, unreduced: str | None = None, in_auto_axes: bool = False
+    f=None,
+    *,
+    typed_result: bool = False,
+    unreduced: str | None = None,
+    in_auto_axes: bool = False,
+    auto_when=None,
 ):
     """Give ``f`` JAX's keyword ``out_sharding=`` (a ``NamedSharding``, or a ``PartitionSpec``
     over the mesh in scope): its result is resharded to it (a sharding constraint under ``jit``,
@@ -708,6 +713,8 @@ def takes_out_sharding(
     With ``in_auto_axes`` (JAX's ``jnp.percentile``, ``jnp.repeat``, ``.at[...]`` updates), an
     ``out_sharding`` on explicit mesh axes computes ``f`` in ``auto_axes`` over them: XLA lays out
     what the sharding rules would find ambiguous (a sort along a split axis), typed as asked.
+    ``auto_when(args)`` says so for some calls only (JAX's ``einsum`` of more than one
+    contraction), unreduced or reduced ``out_sharding`` included (reached by a reshard after).
 
     >>> import funcgrad.numpy as fnp
     >>> ones3 = takes_out_sharding(lambda n: fnp.ones(n))
@@ -716,7 +723,11 @@ def takes_out_sharding(
     """
     if f is None:
         return functools.partial(
-            takes_out_sharding, typed_result=typed_result, unreduced=unreduced, in_auto_axes=in_auto_axes
+            takes_out_sharding,
+            typed_result=typed_result,
+            unreduced=unreduced,
+            in_auto_axes=in_auto_axes,
+            auto_when=auto_when,
         )
     if unreduced is None and typed_result:
         unreduced = "rule"
@@ -731,6 +742,22 @@ def takes_out_sharding(
             _explicit_names_only(s, name)
         if not isinstance(s, NamedSharding):
             return device_put_sharded(f(*args, **kwargs), s)
+        explicit = s.mesh.abstract_mesh.explicit_axes
+        if auto_when is not None and explicit and auto_when(args):
+            # (JAX's einsum of several contractions: computed in auto_axes, then resharded to
+            # out_sharding, its unreduced/reduced axes by a reshard after, XLA's cast)
+            plain = NamedSharding(s.mesh, PartitionSpec(*s.spec), memory_kind=s.memory_kind)
+            arrays = [i for i, a in enumerate(args) if isinstance(a, Array | core.Tracer | np.ndarray)]
+
+            def on_arrays(*a):  # (the other arguments, einsum's subscripts, closed over)
+                full = list(args)
+                for i, v in zip(arrays, a):
+                    full[i] = v
+                return f(*full, **kwargs)
+
+            auto = switched_ops["auto_axes"](on_arrays, axes=explicit, out_sharding=plain)
+            out = auto(*(args[i] for i in arrays))
+            return out if not (s.spec.unreduced or s.spec.reduced) else reshard(out, s)
         if unreduced == "operand":
             _same_ur_as_operand(name, s, args[0])
         elif s.spec.unreduced and unreduced == "rule":

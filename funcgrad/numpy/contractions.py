@@ -434,7 +434,15 @@ def _interleaved_subscripts(first, rest) -> tuple[str, tuple]:
     return subscripts, tuple(operands)
 
 
-@takes_out_sharding(typed_result=True)
+def _several_contractions(args) -> bool:
+    """Whether an ``einsum`` call contracts more than once (three operands or more: JAX computes
+    those with ``out_sharding=`` in ``auto_axes``); the interleaved form counts its arrays."""
+    if isinstance(args[0], str):
+        return len(args) - 1 > 2
+    return sum(not isinstance(a, list | tuple) for a in args[0::2]) > 2
+
+
+@takes_out_sharding(typed_result=True, auto_when=_several_contractions)
 def einsum(
     subscripts,
     /,

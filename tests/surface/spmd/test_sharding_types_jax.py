@@ -124,3 +124,24 @@ def test_auto_axes_without_a_mesh_in_scope():
 
     with fs.set_mesh(mesh), pytest.raises(NotImplementedError, match="Going from `Manual`"):
         funcgrad.jit(funcgrad.shard_map(body, mesh=mesh, in_specs=fs.P("x"), out_specs=fs.P("x")))(np.arange(8))
+
+
+@pytest.mark.parametrize("unreduced", [False, True])
+def test_einsum_of_three_operands_with_out_sharding(unreduced):
+    # JAX computes an einsum of several contractions with out_sharding= in auto_axes, then
+    # reshards (to unreduced too): pjit_test test_three_operand_einsum_unreduced.
+    n1, n2, n3 = np.arange(2.0), np.arange(8.0).reshape(2, 4), np.arange(2.0)
+    kw = {"unreduced": {"x"}} if unreduced else {}
+
+    def run(lib, np_, sh, mesh):
+        with lib.set_mesh(mesh):
+            P = sh.PartitionSpec
+            a, b, c = (lib.device_put(n1, P("x")), lib.device_put(n2, P("x", "y")), lib.device_put(n3, P("x")))
+            out = lib.jit(lambda u, v, w: np_.einsum("d,dh,d->h", u, v, w, out_sharding=P("y", **kw)))(a, b, c)
+            return repr(out.sharding.spec), np.asarray(lib.sharding.reshard(out, P("y")))
+
+    ours = run(funcgrad, fnp, fs, fs.make_mesh((2, 2), ("x", "y")))
+    theirs = run(jax, jnp, js, jax.make_mesh((2, 2), ("x", "y"), axis_types=(js.AxisType.Explicit,) * 2))
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1])
+    np.testing.assert_allclose(ours[1], np.einsum("d,dh,d->h", n1, n2, n3))
