@@ -203,8 +203,13 @@ def placed_in_context(x):
         mesh is None
         or (x._buffer is not None and x._buffer._committed)
         or under_staging(core.current_trace())
+        or get_abstract_mesh().manual_axes
     ):
-        return x  # (under jit a made value is a constant of the program, which runs on the mesh)
+        # (under jit a made value is a constant of the program, which runs on the mesh; inside a
+        # shard_map body, whose mesh in scope has Manual axes as JAX's, it is one block for every
+        # device, typed without the mesh: a value the body closes over is another matter, JAX's
+        # refusal in _shard_map_eager.refuse_explicit_const)
+        return x
     spec = PartitionSpec(*([None] * x.ndim)) if mesh.abstract_mesh.explicit_axes else PartitionSpec()
     return _put_leaf(x, NamedSharding(mesh, spec))
 

@@ -131,6 +131,25 @@ def mark_varying(x, names):
     return x
 
 
+def refuse_explicit_const(x, mesh, manual) -> None:
+    """JAX's refusal of a value a shard_map body closes over (not an argument) typed over a mesh
+    with ``Explicit`` axes, where every axis of the body's mesh is manual or automatic (its
+    NotImplementedError, in its words: JAX does not cast such a value into the body)."""
+    if isinstance(x, core.Tracer):
+        return
+    s = getattr(core.get_aval(x), "sharding", None)
+    if s is None or not any(t.name == "Explicit" for t in (getattr(s.mesh, "axis_types", None) or ())):
+        return
+    types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", None) or ()))
+    if any(n not in manual and getattr(types.get(n), "name", "Auto") != "Auto" for n in mesh.axis_names):
+        return  # (an explicit axis left automatic in the body: JAX takes the value as it is typed)
+    raise NotImplementedError(
+        "Closing over inputs to shard_map where the input is sharded on `Explicit` axes is not "
+        "implemented. As a workaround, please pass those inputs as an argument to shard_map. Got input "
+        f"with shape {core.get_aval(x).str_short(True, True)}"
+    )
+
+
 class ShardMapTrace(core.Trace):
     """The trace of an eager shard_map body (NOTE: [eager shard_map])."""
 
@@ -203,6 +222,7 @@ class ShardMapTrace(core.Trace):
             return x._stacked, x.vma
         if isinstance(x, core.Tracer):
             core.check_foreign_tracer(self, x)
+        refuse_explicit_const(x, self.mesh, self.manual)
         key = ("const", self.mesh, self.manual, _sig(x))
         prog = self._program(key, lambda: self._jitted(_add_device_dim, (PartitionSpec(),), self.lead))
         return self._run(prog, x), frozenset()
@@ -232,6 +252,9 @@ class ShardMapTrace(core.Trace):
     def process_primitive(self, primitive, args, params):
         vals, vmas, _ = self.unpack(args, ShardMapTracer, lambda t: (t._stacked, t.vma))
         own = tuple(v is not None for v in vmas)
+        for v, o in zip(vals, own):
+            if not o:
+                refuse_explicit_const(v, self.mesh, self.manual)
         vin = [v if v is not None else frozenset() for v in vmas]
         try:
             sig = tuple(_sig(v) for v in vals)

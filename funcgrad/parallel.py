@@ -428,6 +428,8 @@ def shard_map(
 
         with batching.extend_axis_env(shp.mesh_frames(m, manual)):
             closed = trace_to_jaxpr(body, blocks, description=where)
+        for c in closed.consts:
+            _eager.refuse_explicit_const(c, m, manual)
         closed, hoisted = close_over_tracers(closed)
         out_tree = box[0]
         shaped = tu.tree_unflatten(out_tree, list(closed.out_avals))

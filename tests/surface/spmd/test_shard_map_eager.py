@@ -272,9 +272,23 @@ def test_an_argument_typed_over_the_mesh_must_match_its_in_specs():
                 ValueError, match=r"in_specs passed to shard_map: P\('Y', 'X'\) does not match"
             ):
                 g(a)
-        # a value typed over the mesh, closed over by an eager body, is used as it is
+        # a value typed over the mesh's Explicit axes, closed over by a body, is JAX's refusal
+        # (eagerly and under jit; jax 0.10.2 raises the same); as an argument it is taken
         h = funcgrad.shard_map(lambda y: y * w.sum(), in_specs=P("X", "Y"), out_specs=P("X", "Y"))
-        np.testing.assert_allclose(h(a), np.arange(8 * 16.0).reshape(8, 16) * 16)
+        for g in (h, funcgrad.jit(h)):
+            with pytest.raises(
+                NotImplementedError, match="^Closing over inputs to shard_map where the input"
+            ):
+                g(a)
+        h = funcgrad.shard_map(
+            lambda y, v: y * lax.psum(v.sum(), "Y"), in_specs=(P("X", "Y"), P("Y")), out_specs=P("X", "Y")
+        )
+        np.testing.assert_allclose(h(a, w), np.arange(8 * 16.0).reshape(8, 16) * 16)
+        # a value made inside an eager body is no closed-over value (JAX's context mesh there is
+        # the body's, its axes Manual): used as it is
+        h = funcgrad.shard_map(lambda y: y * fnp.ones(4).sum(), in_specs=P("X", "Y"), out_specs=P("X", "Y"))
+        with funcgrad.sharding.set_mesh(mesh):  # (which places values made outside bodies)
+            np.testing.assert_allclose(h(a), np.arange(8 * 16.0).reshape(8, 16) * 4)
         # jax 0.10.2: an eager call's result reports out_specs as written, a jitted one its type's
         total = funcgrad.shard_map(lambda y: lax.psum(y, ("X", "Y")), in_specs=P("X", "Y"), out_specs=P())
         assert total(a).sharding.spec == P() and funcgrad.jit(total)(a).sharding.spec == P(None, None)
