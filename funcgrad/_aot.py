@@ -387,6 +387,7 @@ class Lowered(_Stage):
         self._spmd = None
         in_shardings = _with_abstract_shardings(staged, flat)
         read = fun._read_flags(staged, flat)  # NOTE: [unread arguments choose no devices]
+        self._read = read
         kept = flat if read is None else [x for x, r in zip(flat, read) if r]
         if staged.spmd or in_shardings is not staged.in_shardings or needs_spmd(staged.closed, kept):
             # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
@@ -533,6 +534,7 @@ class Lowered(_Stage):
             )
         out.args_info = getattr(self, "args_info", None)
         out._donated = tuple(self._donated or ())
+        out._read = self._read
         return out
 
 
@@ -583,6 +585,7 @@ class CompiledCall(_Stage):
 
     args_info = None  # the Lowered's (ArgInfo tree), set by Lowered.compile
     _donated = ()  # the Lowered's donation flags, one per program input, set by Lowered.compile
+    _read = None  # which program inputs it reads (None: all), set by Lowered.compile
 
     def __init__(self, fun, staged: Staged, c):
         self._fun = fun
@@ -640,6 +643,11 @@ class CompiledCall(_Stage):
         (Layout(major_to_minor=(0, 1), tiling=(), sub_byte_element_size_in_bits=0), {})
         """
         formats = self._formats("get_parameter_layouts", self._in_avals, self._compiled.in_shardings)
+        read = self._read
+        if read is not None and len(read) == len(formats):
+            # An argument the program never reads has neither (JAX's keep_unused=False drops it:
+            # NOTE: [unread arguments choose no devices]).
+            formats = [f if r else Format(None, None) for f, r in zip(formats, read)]
         if self.args_info is not None:
             return tu.tree_unflatten(tu.tree_structure(self.args_info), formats)
         return tuple(formats), {}

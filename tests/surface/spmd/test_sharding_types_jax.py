@@ -123,7 +123,8 @@ def test_auto_axes_without_a_mesh_in_scope():
         return fs.auto_axes(lambda a: a * 2, axes="x", out_sharding=fs.P("x"))(v)
 
     with fs.set_mesh(mesh), pytest.raises(NotImplementedError, match="Going from `Manual`"):
-        funcgrad.jit(funcgrad.shard_map(body, mesh=mesh, in_specs=fs.P("x"), out_specs=fs.P("x")))(np.arange(8))
+        mapped = funcgrad.shard_map(body, mesh=mesh, in_specs=fs.P("x"), out_specs=fs.P("x"))
+        funcgrad.jit(mapped)(np.arange(8))
 
 
 @pytest.mark.parametrize("unreduced", [False, True])
@@ -136,8 +137,9 @@ def test_einsum_of_three_operands_with_out_sharding(unreduced):
     def run(lib, np_, sh, mesh):
         with lib.set_mesh(mesh):
             P = sh.PartitionSpec
-            a, b, c = (lib.device_put(n1, P("x")), lib.device_put(n2, P("x", "y")), lib.device_put(n3, P("x")))
-            out = lib.jit(lambda u, v, w: np_.einsum("d,dh,d->h", u, v, w, out_sharding=P("y", **kw)))(a, b, c)
+            a, b, c = lib.device_put(n1, P("x")), lib.device_put(n2, P("x", "y")), lib.device_put(n3, P("x"))
+            f = lib.jit(lambda u, v, w: np_.einsum("d,dh,d->h", u, v, w, out_sharding=P("y", **kw)))
+            out = f(a, b, c)
             return repr(out.sharding.spec), np.asarray(lib.sharding.reshard(out, P("y")))
 
     ours = run(funcgrad, fnp, fs, fs.make_mesh((2, 2), ("x", "y")))
@@ -145,3 +147,27 @@ def test_einsum_of_three_operands_with_out_sharding(unreduced):
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1])
     np.testing.assert_allclose(ours[1], np.einsum("d,dh,d->h", n1, n2, n3))
+
+
+def test_compiled_input_shardings_of_an_unread_argument_are_none():
+    # JAX's jit drops an argument the program never reads (keep_unused=False): the compiled
+    # program has no sharding nor layout for it.
+    x = np.arange(8.0, dtype=np.float32)
+    n = np.arange(3.0, dtype=np.float32)
+
+    def run(lib, sh):
+        mesh = lib.make_mesh((8,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        a = lib.device_put(x, sh.NamedSharding(mesh, sh.PartitionSpec("x")))
+        (unread_n, read_a), _ = lib.jit(lambda u, v: v + 1).lower(n, a).compile().input_shardings
+        (read_n, unread_a), _ = lib.jit(lambda u, v: u + 1).lower(n, a).compile().input_formats
+        kept = lib.jit(lambda u, v: u + 1, keep_unused=True).lower(n, a).compile().input_shardings
+        return (
+            unread_n,
+            repr(read_a.spec),
+            type(read_n.sharding).__name__,
+            (unread_a.layout, unread_a.sharding),
+            [s is None for s in kept[0]],
+        )
+
+    expected = (None, "P('x',)", "SingleDeviceSharding", (None, None), [False, False])
+    assert run(funcgrad, fs) == run(jax, js) == expected
