@@ -23,7 +23,7 @@ from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.numpy._core import asarray, aval, constant, select
 from funcgrad.numpy._dtypes import extended_in, keys_by_word
 from funcgrad.numpy.index_update import _apply_counted
-from funcgrad.primitives import bitcast as bc
+from funcgrad.numpy.sorting import top_k_last
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import sorting as srt
@@ -484,25 +484,7 @@ def top_k(operand, k: int, *, axis: int = -1):
     k = int(k)
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {n}")
-    axis = operand.ndim - 1
-    iota = st.broadcasted_iota(np.int32, operand.shape, axis)
-    keys = operand
-    dtype = aval(operand).dtype
-    if _dt.is_float(dtype):
-        # XLA's TopK (jax) ranks floats in their total order: -NaN < -inf < ... < -0.0 < 0.0 < ...
-        # < inf < NaN, where sort makes the zeros equal and every NaN largest. The bits as a signed
-        # integer, negative ones with the magnitude bits flipped, are that order.
-        int_dtype = np.dtype(f"int{dtype.itemsize * 8}")
-        bits = bc.bitcast_convert_type(operand, int_dtype)
-        flipped = ew.xor_p.bind(bits, constant(np.iinfo(int_dtype).max, int_dtype))
-        keys = select(ew.lt_p.bind(bits, constant(0, int_dtype)), flipped, bits)
-    # Stable descending order: sort the reversed array ascending, then reverse back.
-    rev = lambda v: st.rev(v, (axis,))  # noqa: E731
-    _, values, idx = srt.sort((rev(keys), rev(operand), iota), axis, num_keys=1)
-    values = rev(values)
-    idx = ew.sub_p.bind(constant(n - 1, np.int32), rev(idx))
-    # (a list, as JAX's bind of the two-result primitive gives: a pytree of the two is a list's)
-    return [st.slice_in_dim(values, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)]
+    return top_k_last(operand, k)
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
@@ -248,8 +250,11 @@ def _compact(values, keep, size, fill_value, what, zero_fill=False):
     elif zero_fill:
         fill = 0
     else:
-        smallest = reductions.min(where(keep, values, getitem(values, -1)))
-        fill = where(reductions.any(keep), smallest, as_fill(0, values.dtype))
+        # JAX's: the padding (zeros) filled with the largest entry, then with the smallest of that
+        # (the smallest kept value, 0 where none is kept, NaN where a NaN is kept; a NaN not kept,
+        # as intersect1d's, is not looked at)
+        padded = where(valid, out, as_fill(0, values.dtype))
+        fill = reductions.min(where(valid, out, reductions.max(padded))) if size else 0
     return where(valid, out, as_fill(fill, values.dtype))
 
 
@@ -323,6 +328,8 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     [1, 3]
     """
     ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    if assume_unique:
+        return _intersect1d_trusted(ravel(ar1), ravel(ar2), return_indices, size, fill_value)
     aux, mask = _unique_with_valid(ar1)
     keep = mask & isin(aux, ar2)
     values = _weak_as(
@@ -337,6 +344,38 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     idx2 = _first_index(flat2, values)
     # (padded indices are the flattened sizes, as JAX's: out of range of either array)
     return values, where(valid, idx1, flat1.shape[0]), where(valid, idx2, flat2.shape[0])
+
+
+def _intersect1d_trusted(flat1, flat2, return_indices, size, fill_value):
+    """intersect1d with ``assume_unique``, as NumPy's and JAX's: the inputs are trusted, not
+    deduplicated; a value equal to the next one in the stably sorted concatenation is in the
+    intersection (so a value repeated within one input is too), its indices those of the pair."""
+    n1 = flat1.shape[0]
+    both = concatenate([flat1, flat2])
+    perm = argsort(both, stable=True)
+    aux = take(both, perm)
+    if aux.shape[0]:
+        keep = concatenate([getitem(aux, slice(1, None)) == getitem(aux, slice(None, -1)), asarray([False])])
+    else:
+        keep = aux != aux
+    values = _weak_as(
+        _compact(aux, keep, size, fill_value, "intersect1d"), size is None and aval(both).weak_type
+    )
+    if not return_indices:
+        return values
+    n_out = values.shape[0]
+    valid = arange(n_out) < reductions.sum(keep)
+    at = nonzero(keep, size=n_out, fill_value=0)[0]
+    if aux.shape[0] == 0:
+        return values, zeros((n_out,), int), zeros((n_out,), int)
+    idx1 = take(perm, at)
+    idx2 = take(perm, where(at + 1 < aux.shape[0], at + 1, 0)) - n1
+    # (padded indices are the flattened sizes, as JAX's: out of range of either array; without
+    # size=, JAX's indices are its sort's iota's, int32 in either mode)
+    idx1, idx2 = where(valid, idx1, n1), where(valid, idx2, flat2.shape[0])
+    if size is None:
+        idx1, idx2 = convert(idx1, np.int32), convert(idx2, np.int32)
+    return values, idx1, idx2
 
 
 def _first_index(flat, values):

@@ -32,10 +32,11 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
-from funcgrad.numpy.complexes import imag, real, reject_complex
+from funcgrad.numpy.complexes import imag, lexicographic, real, reject_complex
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.transcendental import isnan
+from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
@@ -105,8 +106,10 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False,
     n = a.shape[axis]
     idx_dtype = _dt.default_int if dtype is None else check_user_dtype(dtype, "argsort")
     iota = st.broadcasted_iota(idx_dtype, a.shape, axis)
-    if not descending:
-        return srt.sort((a, iota), axis, num_keys=1)[1]
+    if not descending or not stable:
+        # (unstable descending order is JAX's: the ascending sort reversed, so ties come last first)
+        idx = srt.sort((a, iota), axis, is_stable=bool(stable), num_keys=1)[1]
+        return st.rev(idx, (axis,)) if descending else idx
     # Stable descending order: sort the reversed array, map indices back, reverse the result.
     _, idx = srt.sort((st.rev(a, (axis,)), iota), axis, num_keys=1)
     return st.rev(ew.sub_p.bind(constant(n - 1, idx_dtype), idx), (axis,))
@@ -135,38 +138,87 @@ def lexsort(keys, axis=-1):
 
 def partition(a, kth, axis=-1):
     """``a`` rearranged so the ``kth`` element is in its sorted place, smaller ones before it and
-    larger ones after, in JAX's arrangement: the ``kth + 1`` smallest ascending, then the others
-    descending (JAX computes the two parts with ``top_k``).
+    larger ones after, in JAX's arrangement (two ``top_k``s): the ``kth + 1`` smallest ascending,
+    then the others descending, ties and zeros' signs in XLA's total order (-0.0 before 0.0).
 
-    >>> partition(np.array([7, 4, 9, 1, 3]), 2).tolist()
+    >>> partition(np.array([9, 4, 1, 7, 3]), 2).tolist()
     [1, 3, 4, 9, 7]
     """
     a, axis, kth = _partition_args(a, kth, axis, "partition")
-    s = srt.sort(moveaxis(a, axis, -1), -1)
-    last, n = s.ndim - 1, s.shape[-1]
-    bottom = st.slice_in_dim(s, 0, kth + 1, 1, last)
-    top = st.rev(st.slice_in_dim(s, kth + 1, n, 1, last), (last,))
-    return moveaxis(st.concatenate([bottom, top], last), -1, axis)
+    arr = moveaxis(a, axis, -1)
+    n = arr.shape[-1]
+    bottom = _unflip(top_k_last(_flip(arr), kth + 1)[0], aval(arr).dtype)
+    top = top_k_last(arr, n - kth - 1)[0]
+    return moveaxis(st.concatenate([bottom, top], arr.ndim - 1), -1, axis)
 
 
 def argpartition(a, kth, axis=-1):
     """Indices that partition ``a`` (see ``partition``), in JAX's arrangement: the indices of the
     ``kth + 1`` smallest in sorted order, then the other indices in increasing order.
 
-    >>> argpartition(np.array([7, 4, 9, 1, 3]), 2).tolist()
-    [3, 4, 1, 0, 2]
+    >>> argpartition(np.array([9, 4, 1, 7, 3]), 1).tolist()
+    [2, 4, 0, 1, 3]
     """
     a, axis, kth = _partition_args(a, kth, axis, "argpartition")
-    idx = argsort(moveaxis(a, axis, -1), -1)
-    last, n = idx.ndim - 1, idx.shape[-1]
-    bottom = st.slice_in_dim(idx, 0, kth + 1, 1, last)
-    top = srt.sort(st.slice_in_dim(idx, kth + 1, n, 1, last), last)
-    out = moveaxis(st.concatenate([bottom, top], last), -1, axis)
-    return ew.convert_element_type(out, np.int32)  # (JAX's: lax.top_k's int32 indices, in either mode)
+    arr = moveaxis(a, axis, -1)
+    last, n = arr.ndim - 1, arr.shape[-1]
+    bottom = top_k_last(_flip(arr), kth + 1)[1]
+    # (the others: a proxy of ones with the bottom's places zeroed, its top_k; JAX's)
+    iota = st.broadcasted_iota(np.int32, arr.shape, last)
+    chosen = reductions.any(ew.eq_p.bind(expand_dims(iota, -1), expand_dims(bottom, -2)), axis=-1)
+    proxy = select(chosen, constant(0.0, np.float32, arr.shape), constant(1.0, np.float32, arr.shape))
+    top = top_k_last(proxy, n - kth - 1)[1]
+    return moveaxis(st.concatenate([bottom, top], last), -1, axis)
+
+
+def _flip(arr):
+    # -arr (unsigned: -(arr + 1), so 0 ranks first), whose top_k is arr's bottom (JAX's)
+    dtype = aval(arr).dtype
+    if dtype.kind == "u":
+        arr = ew.add_p.bind(arr, constant(1, dtype, arr.shape))
+    return ew.neg_p.bind(arr)
+
+
+def _unflip(v, dtype):
+    v = ew.neg_p.bind(v)
+    return ew.sub_p.bind(v, constant(1, dtype, v.shape)) if dtype.kind == "u" else v
+
+
+def top_k_last(operand, k: int):
+    """``lax.top_k`` along the last axis (``k`` checked by the caller): values and int32 indices of
+    the ``k`` largest in XLA's TopK order (floats in their total order; ties: lower index first)."""
+    n = operand.shape[-1]
+    axis = operand.ndim - 1
+    iota = st.broadcasted_iota(np.int32, operand.shape, axis)
+    keys = operand
+    dtype = aval(operand).dtype
+    if _dt.is_float(dtype):
+        # XLA's TopK (jax) ranks floats in their total order: -NaN < -inf < ... < -0.0 < 0.0 < ...
+        # < inf < NaN, where sort makes the zeros equal and every NaN largest. The bits as a signed
+        # integer, negative ones with the magnitude bits flipped, are that order.
+        int_dtype = np.dtype(f"int{dtype.itemsize * 8}")
+        bits = bc.bitcast_convert_type(operand, int_dtype)
+        flipped = ew.xor_p.bind(bits, constant(np.iinfo(int_dtype).max, int_dtype))
+        keys = select(ew.lt_p.bind(bits, constant(0, int_dtype)), flipped, bits)
+    # Stable descending order: sort the reversed array ascending, then reverse back.
+    rev = lambda v: st.rev(v, (axis,))  # noqa: E731
+    _, values, idx = srt.sort((rev(keys), rev(operand), iota), axis, num_keys=1)
+    values = rev(values)
+    idx = ew.sub_p.bind(constant(n - 1, np.int32), rev(idx))
+    # (a list, as JAX's bind of the two-result primitive gives: a pytree of the two is a list's)
+    return [st.slice_in_dim(values, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)]
 
 
 def _partition_args(a, kth, axis, name: str):
     a, axis = _axis_or_flat(a, axis)
+    dtype = aval(a).dtype
+    if dtype.kind == "c":  # (JAX's refusals: its two top_k's rank -a, and neither is defined there)
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+    if dtype.kind == "b":
+        raise TypeError(
+            "neg does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, "
+            "complexfloating."
+        )
     kth = concrete_int(kth, f"{name}'s kth")
     n = a.shape[axis]
     if not -n <= kth < n:
@@ -385,7 +437,7 @@ def digitize(x, bins, right=False, *, method=None):
     if bins.ndim != 1:
         raise ValueError("digitize: bins must be one-dimensional")
     x = asarray(x)
-    reject_complex("digitize", x, bins)
+    # (complex values: jax's searchsorted order, real parts then imaginary parts)
     n = bins.shape[0]
     if n == 0:  # (JAX's: int32 under its rules, NOTE: [JAX's dtype rules in 64-bit mode])
         return constant(0, np.int32 if _dt.jax_rules else _dt.default_int, x.shape)
@@ -396,7 +448,7 @@ def digitize(x, bins, right=False, *, method=None):
         constant(n, aval(increasing).dtype), searchsorted(st.rev(bins, (0,)), x, side=side, method=method)
     )
     first, last = getitem(bins, 0), getitem(bins, -1)
-    return select(ew.ge_p.bind(*promote_args(last, first)), increasing, decreasing)
+    return select(lexicographic(ew.ge_p, *promote_args(last, first)), increasing, decreasing)
 
 
 # ----------------------------------------------------------------------------------------------

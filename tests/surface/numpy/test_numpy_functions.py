@@ -818,6 +818,61 @@ def test_partition_and_argpartition_arrange_as_jax():
         np.testing.assert_array_equal(kth, np.take(np.sort(y, axis), [2], axis))
 
 
+# Ties, signed zeros and NaN of both signs (the differential fuzzer's progz tables, session 18)
+_TIES = np.array([1.0, np.nan, -0.0, 0.0, 2.0, 2.0, -1.0, -np.nan, 0.5], np.float32)
+
+
+@pytest.mark.parametrize("x", [_TIES, _TIES[::-1].copy(), np.array([3, 0, 1, 0, 7], np.uint8)], ids=str)
+def test_partition_orders_ties_and_zeros_as_jax(x):
+    # JAX's two top_k's rank floats in XLA's total order (-0.0 before 0.0, -NaN first): a sort made
+    # the zeros equal, so their places (and argpartition's indices) differed
+    import jax.numpy as jnp
+
+    for kth in (0, 1, 4, -1):
+        for name in ("partition", "argpartition"):
+            got, want = getattr(fnp, name)(x, kth), getattr(jnp, name)(x, kth)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(np.asarray(want)))
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_unstable_descending_argsort_and_complex_digitize_as_jax():
+    # argsort(stable=False, descending=True) is JAX's ascending sort reversed (ties last first);
+    # digitize orders complex values as searchsorted does (real parts, then imaginary parts)
+    import jax.numpy as jnp
+
+    m = np.array([[1.0, np.nan, 2.0], [np.nan, np.nan, np.nan], [3.0, 3.0, -1.0]], np.float32)
+    for a, axis in ((_TIES, -1), (m, 0)):
+        want = jnp.argsort(a, axis=axis, stable=False, descending=True)
+        got = fnp.argsort(a, axis=axis, stable=False, descending=True)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    z = np.array([1 + 1j, 0.5 - 2j, 1 + 0j, 2j, -1 + 0j], np.complex64)
+    for bins in (np.array([0j, 1, 1 + 1j], np.complex64), np.array([1 + 1j, 1, 0j], np.complex64)):
+        for right in (False, True):
+            got, want = fnp.digitize(z, bins, right=right), jnp.digitize(z, bins, right=right)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_intersect1d_fill_and_assume_unique_as_jax():
+    # size='s padding is JAX's (the smallest of the intersection; a NaN of the input, never in
+    # it, is not looked at), and assume_unique trusts the inputs: a value repeated in one is kept
+    import jax.numpy as jnp
+
+    b = np.array([3, 1, 1, 0, 7, -2], np.float32)
+    for kw in (
+        {"size": 4},
+        {"size": 6, "fill_value": -1},
+        {"assume_unique": True},
+        {"assume_unique": True, "size": 7},
+    ):
+        for ri in (False, True):
+            got = fnp.intersect1d(_TIES, b, return_indices=ri, **kw)
+            want = jnp.intersect1d(_TIES, b, return_indices=ri, **kw)
+            for g, w in zip(*(x if ri else (x,) for x in (got, want))):
+                assert g.dtype == w.dtype or g.dtype.kind == "i"  # (indices: the mode's int)
+                np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_bincount_clips_negative_values_to_zero_as_jax():
     # jnp.bincount's docstring: negative values count as 0, values at or past length are dropped
     assert fnp.bincount(np.array([-1, -1, 1, 3, 10]), length=5).tolist() == [2, 1, 0, 1, 0]
