@@ -15,6 +15,8 @@ import operator
 
 import numpy as np
 
+from funcgrad._api_util import abstractify, is_abstract
+from funcgrad._meshes import Mesh
 from funcgrad._placement import (
     device_put_sharded,
     takes_out_sharding,  # out_sharding= (JAX 0.10's explicit sharding)
@@ -253,7 +255,15 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     >>> full_like(np.ones(2, np.int32), 7).tolist()
     [7, 7]
     """
-    a = aval(x)
+    if is_abstract(x):
+        # A ShapeDtypeStruct (JAX takes any duck-typed array): its shape and dtype; its sharding
+        # only over a concrete mesh (over an abstract one the result is on the default device).
+        a = abstractify(x)
+        given = getattr(x, "sharding", None)
+        if sharding is None and isinstance(getattr(given, "mesh", None), Mesh) and shape is None:
+            sharding = given
+    else:
+        a = aval(x)
     weak = dtype is None and bool(getattr(a, "weak_type", False))
     fill_shape = a.shape if shape is None else static_shape(shape)
     if (

@@ -171,3 +171,17 @@ def test_compiled_input_shardings_of_an_unread_argument_are_none():
 
     expected = (None, "P('x',)", "SingleDeviceSharding", (None, None), [False, False])
     assert run(funcgrad, fs) == run(jax, js) == expected
+
+
+def test_full_like_of_a_shape_dtype_struct():
+    # JAX's lax.full_like takes a duck-typed array: a ShapeDtypeStruct over an abstract mesh gives
+    # a value on the default device, over a concrete one its sharding (pjit_test
+    # test_full_like_eager_non_concrete_sharding).
+    def run(lib, sh):
+        abstract = sh.NamedSharding(sh.AbstractMesh((2,), ("x",)), sh.PartitionSpec("x"))
+        a = lib.lax.full_like(lib.ShapeDtypeStruct((8, 2), np.float32, sharding=abstract), 0)
+        concrete = sh.NamedSharding(lib.make_mesh((2,), ("x",)), sh.PartitionSpec("x"))
+        b = lib.lax.full_like(lib.ShapeDtypeStruct((8, 2), np.float32, sharding=concrete), 1)
+        return type(a.sharding).__name__, a.dtype, _spec(b), np.asarray(b).sum()
+
+    assert run(funcgrad, fs) == run(jax, js) == ("SingleDeviceSharding", np.float32, ("x", None), 16.0)
