@@ -166,7 +166,7 @@ def _svd_shapes(a, full_matrices, compute_uv, subset_by_index):
     k = size_extremum(m, n, "min")
     lo, hi = _subset(subset_by_index, k, "svd")
     if subset_by_index is not None and full_matrices and (lo, hi) != (0, k):
-        raise ValueError("svd: full_matrices=True and subset_by_index cannot be used together")
+        raise ValueError("full_matrices and subset_by_index cannot both be set")  # (JAX's words)
     r = hi - lo
     shapes = [((*batch, r), mx.real_dtype(a.dtype))]
     if compute_uv:

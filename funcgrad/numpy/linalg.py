@@ -253,8 +253,8 @@ def svd(
         u = _take_last(v, order, matrix=True)
         signs = ew.convert_element_type(ew.sign(_take_last(w, order)), a.dtype)
         return SVDResult(u, s, _la.H(mx.columns_scaled(u, signs)))
-    if not compute_uv:
-        return sp.svd(a, full_matrices=False, compute_uv=False, subset_by_index=subset_by_index)[0]
+    if not compute_uv:  # (full_matrices is checked against subset_by_index: JAX's ValueError)
+        return sp.svd(a, full_matrices=full_matrices, compute_uv=False, subset_by_index=subset_by_index)[0]
     s, u, vh = sp.svd(a, full_matrices=full_matrices, compute_uv=True, subset_by_index=subset_by_index)
     return SVDResult(u, s, vh)
 

@@ -193,6 +193,12 @@ def test_derivatives_and_transformations(jl):
         (lambda: fl.schur(np.eye(2), sort_eig_vals=True), "not supported on CPU"),
         (lambda: fl.lu_pivots_to_permutation(np.array([0.0]), 1), "pivots must be int32"),
         (lambda: fl.qdwh(np.ones((2, 3))), "at least as many rows as columns"),
+        # (JAX's svd shape rule, jnp.linalg.svd's default full_matrices=True even without vectors)
+        (lambda: fl.svd(np.ones((3, 2)), subset_by_index=(0, 1)), "^full_matrices and subset_by_index"),
+        (
+            lambda: funcgrad.numpy.linalg.svd(np.ones((3, 2)), compute_uv=False, subset_by_index=(0, 1)),
+            "^full_matrices and subset_by_index cannot both be set",
+        ),
     ],
 )
 def test_errors(call, match):
