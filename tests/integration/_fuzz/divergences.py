@@ -513,6 +513,28 @@ def _jax_float0_product(outcome) -> bool:
     )
 
 
+def _jax_subset_by_index_on_cpu(outcome) -> bool:
+    # jax's CPU lowerings of eigh/svd refuse subset_by_index (computed on TPU only); funcgrad
+    # computes the subset (the progz fuzzer's seed 19102: lax.linalg.eigh(m, subset_by_index=(1, 3)))
+    error = outcome.error or ""
+    return (
+        outcome.status == "unraised"
+        and re.search(r"subset_by_index not (supported|implemented)", error) is not None
+    )
+
+
+def _jax_complex_stats(outcome) -> bool:
+    # jax.scipy.stats takes complex values in some functions (norm.logpdf/pdf, cauchy.logpdf,
+    # logistic.cdf, multivariate_normal.logpdf compute complex results) and refuses them in others
+    # (norm.cdf/sf/ppf, t, gamma, beta, expon, uniform, laplace); funcgrad refuses them in all
+    # (the progz fuzzer's seed 19102)
+    error = outcome.error or ""
+    return (
+        outcome.status == "error"
+        and re.search(r"scipy\.stats\.\S+ does not support complex", error) is not None
+    )
+
+
 def _jax_xlogy_of_an_integer(outcome) -> bool:
     # jax's xlogy/xlog1py are custom_jvp functions of the arguments as given (the promotion inside):
     # differentiated through one with an integer argument, its rule multiplies the integer's float0
@@ -915,6 +937,29 @@ DOCUMENTED: list[Divergence] = [
         "`grad(lambda a: special.xlogy(2, a))(0.5)`: 4.0 (jax: TypeError); "
         "`grad(lambda s: stats.gumbel_r.logpdf(1.0, 0.0, s))(2.0)`: -0.4016 (jax: TypeError)",
         _jax_xlogy_of_an_integer,
+    ),
+    Divergence(
+        "subset-by-index-on-cpu",
+        "`lax.linalg.eigh`/`svd` (and `jnp.linalg.svd`) with a `subset_by_index` short of the whole "
+        "spectrum, on CPU or GPU.",
+        "jax computes the subset on TPU only: its CPU and GPU lowerings raise NotImplementedError "
+        "('subset_by_index not supported on CPU and GPU'), so what a program computes depends on the "
+        "platform; funcgrad computes the subset on every platform (the eigenvalues in the index range "
+        "and their vectors, as jax's TPU result).",
+        "`lax.linalg.eigh(m, subset_by_index=(1, 3))` of a 3x3 `m`: the two largest eigenpairs (jax on "
+        "CPU: NotImplementedError); the fuzzer's seed 19102",
+        _jax_subset_by_index_on_cpu,
+    ),
+    Divergence(
+        "complex-stats-inputs",
+        "`scipy.stats` functions of complex values.",
+        "jax is inconsistent: `norm.logpdf`/`pdf`, `cauchy.logpdf`, `logistic.cdf` and "
+        "`multivariate_normal.logpdf` compute complex results from their real-line formulas, while "
+        "`norm.cdf`/`sf`/`ppf` and the `t`, `gamma`, `beta`, `expon`, `laplace` and `uniform` functions "
+        "raise TypeError; a distribution's density is not defined on complex values, and funcgrad "
+        "refuses them in every function (TypeError).",
+        "`stats.norm.logpdf(1 + 1j)`: TypeError (jax: -0.919-1j); the fuzzer's seed 19102",
+        _jax_complex_stats,
     ),
 ]
 
