@@ -42,6 +42,47 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 18 (the per-example row still at the line; run from a clean clone of ``main``):
+  ``--cases per_example --threads 1 --rounds 3`` 0.49x (134.8 against 274.0 ms CPU; rounds 0.49x,
+  0.49x, 0.47x; load 17.3-18.3) and 0.50x (126.4 against 254.6; rounds 0.44x, 0.50x, 0.51x; load
+  14.4-19.7); another run, with a test process of this session beside it, 0.55x (140.0 against
+  253.9; funcgrad's rounds 134.6-150.2 ms, jax's 248.7-341.8: the ratio follows the load); at the
+  session's start on a quiet machine (load 1.1-1.2, ``--rounds 5``) 0.51x (125.0 against 243.0).
+  The full ``--threads 1 --rounds 2`` run at load 15.6-19.3: per-example 0.51x (130.3 against
+  255.8 ms CPU; rounds 0.51x, 0.51x), step 0.47x torch.compile (126.1 against 268.8), first call
+  0.60x jax (10.3 against 17.1 s wall), eager 0.82x torch (266.3 against 323.3). One change: a
+  transpose feeding a batched dot is folded into the dot's dimension numbers by the lowering when
+  the dot then reads [B, M, K] x [B, K, N] or [B, N, K] (NOTE: [transposes folded into batched
+  dots] in ``xla_bridge/rules/_folded_transposes.py``). XLA's CPU compiler folds transposes only
+  into unbatched dots, so the scores' ``q @ swapaxes(k)`` got k^T as a transposing copy out of the
+  qkv projection (0.25 ms a layer, against 0.05 for q's and v's plain slices) and the input
+  gradient dS @ k read that copy as [B, N, K]; k is now read in place (as [B, N, K] by the scores,
+  [B, K, N] by dS @ k): the copies 2.1 -> 1.2 ms a call, dS @ k 0.39 -> 0.33 ms a layer, thunks
+  125.0/123.3 -> 123.2/124.1 ms (two profiles each, load 15-17), CPU time 133.9 -> 132.6 ms
+  (medians of six interleaved fresh-process pairs, lower in four, load 18-20): about 1% (the
+  step's attention has the same form; not measured apart). Checked, nothing general to take: the
+  causal softmax's jaxpr (``make_jaxpr(vmap(grad(...)))``) is JAX's equation for equation (the
+  max's JVP is JAX's rule: an equality mask, its float count, a division; XLA already turns the
+  mask's multiply into a select; the -1e9 fill is a select, no broadcast is materialised by
+  funcgrad's emitter); writing the scores as an einsum (k as [B, N, K] in both dots) made JAX's
+  transpose rule give dk as [B, T, 64], an Eigen dot 0.52 against 0.40 ms a layer, so the fold
+  keeps the program's own dk^T product. Fusions that write more than the math needs: YNNPACK's
+  reduce fusions take the broadcast of their result in as their root whenever that broadcast has
+  two users (XLA's library rewriter fuses a consumer only when it is the sole user, and
+  ``IsBroadcastOpSupportedByYnn`` accepts any order-preserving broadcast): the softmax's max and
+  the max-JVP's count are written as [8, 1, 4, 128, 128] broadcasts (0.165 and 0.23 ms a layer,
+  ~1.6 ms a call), in jax's program alike, and no lowering keeps them out (XLA's CSE merges
+  duplicate broadcasts). The 20 costliest other fusions by time and bytes (``xla_op_profile``, 20
+  calls, load 10-14): the GELU's tanh (0.44 ms a layer, 8 MB at 19 GB/s: compute-bound, XLA's
+  256-bit tanh), its backward (0.42, 40 GB/s), the padded dot's slices (0.34, 50 GB/s), the GELU
+  written for the GEMM and padded for the per-example dot (0.19 + 0.18, 64-75 GB/s), the qkv
+  cotangent's concatenation and its three transposing copies (0.14 + 0.115 + 0.12 + 0.09, 43-69
+  GB/s), the k^T copies above (16 GB/s, now gone): each memory-bound at its bytes or tried before
+  (sessions 13, 16, 17). Operands as parameters, the fold is level for [B, M, K] x [B, N, K] of
+  32x128x64x128, 8x1024x256x256 and 4x512x512x512, and 1.25 -> 0.95 ms for 8x64x64x2048. The
+  per-example Eigen dots: no angle found beyond those the notes below list. What is left is XLA's:
+  the broadcasts above and the duplicated GELU and qkv copies need multi-output fusion, the Eigen
+  dots a YNNPACK dot taking a transposed left operand (a newer jaxlib).
 - Session 17 (the per-example row still not firm; run from a clean clone of ``main``, since a
   shared working tree's half-made edits failed some workers): ``--cases per_example --threads 1
   --rounds 3`` 0.47x (132.3 against 283.5 ms CPU; rounds 0.45x, 0.51x, 0.47x; load 7.7-10.1)
