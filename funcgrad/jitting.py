@@ -786,7 +786,7 @@ def library_jit(fun: Callable, **options) -> JittedFunction:
     return jitted
 
 
-kernel.register(library_jit=library_jit)  # NOTE: [eager factorisations as one program]
+kernel.register(library_jit=library_jit)  # NOTE: [eager library functions as one program]
 
 
 _MAX_INSTANCES = 256

@@ -16,6 +16,7 @@ does the same, so the parameter changes no value here; it matters on accelerator
 from __future__ import annotations
 
 import enum
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -469,6 +470,35 @@ def _batch(
     return dot_general(lhs, rhs, new, preferred_element_type, precision, out_sharding=out_sharding), at
 
 
+# NOTE: [eager products are XLA's]
+# jax's eager ``x @ w`` is XLA's CPU dot (Eigen/YNNPACK), and so is funcgrad's under jit; the
+# NumPy impl is BLAS (OpenBLAS), which sums in another order: float32 products differ from jax's
+# in the last place (49 of 64 values of an 8x64x8 product, 3,222 of 16,384 of 128x256x128), and
+# a computation compared between eager and ``jit``/``scan`` (flax's nnx.compat.scan of two Dense
+# layers against ``x @ w[0] @ w[1]``) differs too. An eager product runs compiled alone
+# (``hooks.eager_compiled``, the Arrays handed over with their device buffers: the traits'
+# ``compiled_eagerly``, NOTE: [one eager step]) when it has ``_COMPILED_FROM`` multiply-adds or
+# more, where XLA is also the faster (CPU time per call, one thread, load 16-20: 128x256x128 84
+# -> 66 us, 512^3 2,486 -> 1,455 us; with OpenBLAS's own threads on the loaded machine 6,667 ->
+# 139 us). Below it NumPy stays: a compiled call costs ~10 us more than BLAS's 8-14 us for a
+# small product (4x16x4 8.2 -> 19.1 us; two small dense layers with a tanh 21 -> 67 us, each
+# result read back from the device for NumPy's next step), which would slow every eager program
+# of small matrices 2-3x for a last-place difference. The interpreter of eager grad's cached
+# programs (NOTE: [eager grad program cache]) keeps NumPy's impl throughout.
+_COMPILED_FROM = 2**20
+
+
+def _large_product(args, params) -> bool:
+    """Whether an eager product of ``args`` has at least ``_COMPILED_FROM`` multiply-adds (NOTE:
+    [eager products are XLA's])."""
+    lhs, rhs = args
+    (_, rc), (_, rb) = params["dimension_numbers"]
+    shared = 1
+    for d in (*rc, *rb):
+        shared *= rhs.shape[d]
+    return math.prod(lhs.shape) * (math.prod(rhs.shape) // shared) >= _COMPILED_FROM
+
+
 dot_general_p = Primitive("dot_general")
 dot_general_p.def_traits(
     contraction=True, may_produce_nan=True, sparse="dot_general"
@@ -479,6 +509,7 @@ dot_general_p.def_jvp(bilinear_jvp(dot_general_p))
 dot_general_p.def_transpose(_transpose)
 dot_general_p.def_batch(_batch)
 dot_general_p.def_traits(linear=True)  # bilinear: linear in each operand separately
+dot_general_p.def_traits(compiled_eagerly=_large_product)  # NOTE: [eager products are XLA's]
 dot_general_p.def_taylor(bilinear_taylor(dot_general_p))
 
 

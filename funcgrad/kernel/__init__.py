@@ -15,6 +15,8 @@ module (the import-linter contract in pyproject.toml, checked by a test).
 - ``custom_derivatives``: custom_jvp / custom_vjp
 - ``recording``: eager ``grad``'s recording trace and its cache of derivative programs;
   ``simplify``: CSE, constant folding and ``x * 1`` removal for programs interpreted many times
+- ``library_programs``: ``jitted_eagerly``, a library function JAX jits run eagerly as one
+  compiled program (NOTE: [eager library functions as one program])
 - ``tree_util``, ``dtypes``, ``array``; ``hooks``: what the upper layers registered
 
 The upper layers hand the kernel what it needs through ``register`` (NOTE: [kernel registration]
@@ -78,7 +80,7 @@ def register(
       touched there from outside become its extra inputs and outputs (``funcgrad._ref_scopes``;
       NOTE: [state written by a backward pass]);
     - ``library_jit``: ``jit`` for a function the library jits on its caller's behalf
-      (``funcgrad.jitting``; NOTE: [eager factorisations as one program]).
+      (``funcgrad.jitting``; NOTE: [eager library functions as one program]).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)

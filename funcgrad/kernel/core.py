@@ -371,6 +371,24 @@ def _made_on_line(x: Tracer) -> str:
     )
 
 
+def _compiled_step(primitive, args, params):
+    """``primitive`` compiled alone (``hooks.eager_compiled``) when every operand is a non-empty
+    floating Array or NumPy array and its traits' ``compiled_eagerly`` says so (NOTE: [eager
+    products are XLA's]); None otherwise."""
+    for a in args:
+        t = type(a)
+        if t is not Array and t is not np.ndarray:
+            return None
+        dtype = a.dtype
+        if (dtype.kind not in "fc" and dtype not in _dt.HALF_FLOATS) or 0 in a.shape:
+            return None
+        if t is np.ndarray and not _dt.x64_enabled and dtype in _dt.TO_32:
+            return None  # (NOTE: [x64 mode]: computed at 32 bits by the host step below)
+    if not primitive.traits.compiled_eagerly(args, params):
+        return None
+    return hooks.eager_compiled(primitive, args, params)
+
+
 class EvalTrace(Trace):
     """The root trace: evaluate each primitive now, with its NumPy ``impl``."""
 
@@ -383,6 +401,10 @@ class EvalTrace(Trace):
             # NOTE: [placement in context]: under set_mesh the operation runs on the mesh.
             out = hooks.eager_on_devices(primitive, args, params)
             if out is not NotImplemented:
+                return out
+        if primitive.traits.compiled_eagerly is not None and hooks.eager_compiled is not None:
+            out = _compiled_step(primitive, args, params)
+            if out is not None:
                 return out
         vals = []
         weak = True

@@ -105,9 +105,10 @@ class KernelHooks:
         # become its extra inputs and outputs (``funcgrad._ref_scopes.discover_state``; None until
         # ``funcgrad.ref`` is loaded, when no Ref exists; NOTE: [state written by a backward pass]).
         self.state_discovery = None
-        # (fun) -> ``jit(fun)`` without the retrace warning (``funcgrad.jitting``): the surface
-        # below jit runs some eager calls as one compiled program through it, and op by op until
-        # jit is imported (NOTE: [eager factorisations as one program]).
+        # (fun, **options) -> ``jit(fun, **options)`` without the retrace warning
+        # (``funcgrad.jitting``): the surface below jit runs the eager calls of the functions JAX
+        # jits as one compiled program through it, and op by op until jit is imported (NOTE:
+        # [eager library functions as one program] in kernel/library_programs.py).
         self.library_jit = None
 
     def __getattr__(self, name):

@@ -111,6 +111,10 @@ class PrimitiveTraits:
       operands (NOTE: [one eager step]): XLA expands it (asin, logistic, a cumulative sum, a sum
       accumulated in the half type, ...) into steps rounded to the half type, whose results
       NumPy's loops (one rounding of a float32 result, or another order) do not reproduce.
+    - ``compiled_eagerly``: ``(operands, params) -> bool``, whether an eager call with these
+      (non-empty, floating) operands runs compiled alone, the Arrays handed over as they are
+      (NOTE: [eager products are XLA's] in primitives/dot.py: NumPy's BLAS sums in another order
+      than XLA's CPU dot).
 
     >>> t = PrimitiveTraits(linear=True)
     >>> t.linear, t.taylor_from_jvp
@@ -141,6 +145,7 @@ class PrimitiveTraits:
     reshapes_operand: bool = False
     takes_tokens: bool = False
     half_floats_compiled: bool = False
+    compiled_eagerly: Callable | None = None
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

@@ -27,6 +27,7 @@ from funcgrad.kernel import custom_rule_args as _custom_rule_args
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import initializers
 from funcgrad.nn._scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul
@@ -154,6 +155,7 @@ def _pass_where(mask, t):
 _relu.defjvps(lambda t, ans, x: _pass_where(ew.gt_p.bind(x, _const(0, x)), t))
 
 
+@jitted_eagerly
 def relu(x):
     """Rectified linear unit ``max(x, 0)``; its derivative at 0 is 0 (as in jax.nn).
 
@@ -177,6 +179,7 @@ def _relu6_tangent(t, ans, x):
 _relu6.defjvps(_relu6_tangent)
 
 
+@jitted_eagerly
 def relu6(x):
     """``min(max(x, 0), 6)``; derivative 0 at both kinks (as in jax.nn).
 
@@ -187,6 +190,7 @@ def relu6(x):
     return call_custom(_relu6, x)
 
 
+@jitted_eagerly(static_argnames=("negative_slope",))
 def leaky_relu(x, negative_slope=1e-2):
     """``x`` for ``x >= 0``, ``negative_slope * x`` otherwise.
 
@@ -197,10 +201,11 @@ def leaky_relu(x, negative_slope=1e-2):
     return select(fnp.greater_equal(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
 
 
+@jitted_eagerly(static_argnames=("alpha",))
 def elu(x, alpha=1.0):
     """Exponential linear unit: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise.
 
-    >>> elu(np.array([-1.0, 2.0])).tolist() == [float(np.expm1(-1.0)), 2.0]
+    >>> np.allclose(elu(np.array([-1.0, 2.0])), [np.expm1(-1.0), 2.0], rtol=1e-15)
     True
     """
     x = _inexact_formula(x)
@@ -210,10 +215,11 @@ def elu(x, alpha=1.0):
     return select(positive, x, ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(safe)))
 
 
+@jitted_eagerly(static_argnames=("alpha",))
 def celu(x, alpha=1.0):
     """Continuously differentiable ELU: ``max(x, 0) + alpha * expm1(min(x, 0) / alpha)``.
 
-    >>> celu(np.array([-1.0, 2.0]), alpha=2.0).tolist() == [2.0 * float(np.expm1(-0.5)), 2.0]
+    >>> np.allclose(celu(np.array([-1.0, 2.0]), alpha=2.0), [2.0 * np.expm1(-0.5), 2.0], rtol=1e-15)
     True
     """
     x = _inexact_formula(x)
@@ -226,6 +232,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@jitted_eagerly
 def selu(x):
     """Scaled ELU with the self-normalising constants (``scale * elu(x, alpha)``).
 
@@ -255,6 +262,7 @@ def gelu(x, approximate: bool = True):
     return ew.mul_p.bind(ew.mul_p.bind(half, x), cdf)
 
 
+@jitted_eagerly(static_argnames=("axis",))
 def glu(x, axis: int = -1):
     """Gated linear unit: split ``x`` in two halves along ``axis``, return ``a * sigmoid(b)``.
 
@@ -274,6 +282,7 @@ def glu(x, axis: int = -1):
 # Sigmoids and smooth rectifiers
 
 
+@jitted_eagerly
 def sigmoid(x):
     """The logistic function ``1 / (1 + exp(-x))``, without overflow.
 
@@ -283,6 +292,7 @@ def sigmoid(x):
     return ew.logistic_p.bind(_inexact(x))
 
 
+@jitted_eagerly
 def softplus(x):
     """``log(1 + exp(x))`` computed as ``logaddexp(x, 0)`` (no overflow; derivative ``sigmoid``).
 
@@ -293,6 +303,7 @@ def softplus(x):
     return fnp.logaddexp(x, _const(0, x))
 
 
+@jitted_eagerly
 def log_sigmoid(x):
     """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
 
@@ -303,6 +314,7 @@ def log_sigmoid(x):
     return ew.neg_p.bind(softplus(ew.neg_p.bind(x)))
 
 
+@jitted_eagerly
 def soft_sign(x):
     """``x / (|x| + 1)``.
 
@@ -313,6 +325,7 @@ def soft_sign(x):
     return fnp.true_divide(x, fnp.add(fnp.abs(x), 1))  # (a complex x over a real |x| + 1, as jax's)
 
 
+@jitted_eagerly
 def silu(x):
     """Sigmoid linear unit ``x * sigmoid(x)`` (also called swish).
 
@@ -326,6 +339,7 @@ def silu(x):
 swish = silu
 
 
+@jitted_eagerly
 def hard_tanh(x):
     """``-1`` below -1, ``1`` above 1, ``x`` in between.
 
@@ -337,6 +351,7 @@ def hard_tanh(x):
     return select(fnp.greater(x, one), one, select(fnp.less(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x))
 
 
+@jitted_eagerly
 def hard_sigmoid(x):
     """Piecewise-linear sigmoid ``relu6(x + 3) / 6``.
 
@@ -347,6 +362,7 @@ def hard_sigmoid(x):
     return ew.div_p.bind(relu6(ew.add_p.bind(x, _const(3, x))), _const(6, x))
 
 
+@jitted_eagerly
 def hard_silu(x):
     """``x * hard_sigmoid(x)`` (also called hard_swish).
 
@@ -360,6 +376,7 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
+@jitted_eagerly
 def mish(x):
     """``x * tanh(softplus(x))``.
 
@@ -370,6 +387,7 @@ def mish(x):
     return ew.mul_p.bind(x, ew.tanh_p.bind(softplus(x)))
 
 
+@jitted_eagerly(static_argnames=("b",))
 def squareplus(x, b=4):
     """``(x + sqrt(x**2 + b)) / 2``, a smooth algebraic rectifier.
 
@@ -381,6 +399,7 @@ def squareplus(x, b=4):
     return ew.div_p.bind(ew.add_p.bind(x, root), _const(2, x))
 
 
+@jitted_eagerly
 def sparse_plus(x):
     """0 below -1, ``(x + 1)**2 / 4`` on ``[-1, 1]``, ``x`` above 1.
 
@@ -394,6 +413,7 @@ def sparse_plus(x):
     return select(below, _const(0, x), select(above, x, middle))
 
 
+@jitted_eagerly
 def sparse_sigmoid(x):
     """0 below -1, ``(x + 1) / 2`` on ``[-1, 1]``, 1 above 1 (the derivative of ``sparse_plus``).
 
@@ -525,6 +545,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     return call_custom(_softmax, x, axes, mask)
 
 
+@jitted_eagerly(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None, initial=None):
     """``x - logsumexp(x)`` along ``axis`` (max-shifted); masked-out entries are ``-inf``.
 
@@ -550,6 +571,7 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     return out
 
 
+@jitted_eagerly(static_argnames=("axis", "algorithm"))
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, algorithm="fast"):
     """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics computed if not given:
     ``algorithm="fast"`` takes ``E[x^2] - E[x]^2`` clipped at 0, ``"stable"`` ``E[(x - E[x])^2]``).
@@ -568,8 +590,9 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
     elif variance is None:
         # E[x^2] - E[x]^2, as jax.nn computes it; clipped at 0, where round-off makes it negative
         # (the rsqrt would give NaN), as JAX does.
-        variance = ew.sub_p.bind(
-            fnp.mean(ew.square_p.bind(x), axes, keepdims=True, where=where), ew.square_p.bind(mean)
+        # (promoting, as jnp's subtract: a given ``mean`` may be wider than ``x``)
+        variance = fnp.subtract(
+            fnp.mean(ew.square_p.bind(x), axes, keepdims=True, where=where), fnp.square(mean)
         )
         _no_complex_clip(variance)
         variance = fnp.maximum(variance, fnp.zeros((), variance.dtype))
@@ -754,6 +777,7 @@ def tanh(x):
     return fnp.tanh(x)
 
 
+@jitted_eagerly
 def log1mexp(x):
     """``log(1 - exp(-x))`` for ``x >= 0``, accurate everywhere: ``log(-expm1(-x))`` below
     ``log 2`` and ``log1p(-exp(-x))`` above (Mächler's choice); its derivative is ``1/expm1(x)``.
@@ -774,6 +798,7 @@ def log1mexp(x):
     )
 
 
+@jitted_eagerly(static_argnames=("axis", "keepdims"))
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     """``log(mean(exp(x)))`` over ``axis`` without overflow: ``logsumexp(x) - log(n)``, where ``n``
     counts the elements reduced (those selected by ``where``).

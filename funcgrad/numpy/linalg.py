@@ -19,19 +19,15 @@ gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.array import Array
-from funcgrad.kernel.caches import bounded_put, register_cache
 from funcgrad.kernel.custom_derivatives import custom_jvp
-from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import _arraylike, _dtypes, complexes, reductions, transcendental, ufuncs
 from funcgrad.numpy import _linalg as _la
 from funcgrad.numpy._core import (
@@ -147,57 +143,19 @@ class SlogdetResult(NamedTuple):
 
 
 # NOTE: [eager factorisations as one program]
-# JAX's ``jnp.linalg`` factorisations (``eigh``, ``svd``, ``qr``, ``cholesky``, ``inv``, ``solve``,
-# ``det``, ``slogdet``) are jitted functions: an eager call is one call of a cached compiled
-# program. Run op by op, each primitive of theirs runs on its own (compiled, NOTE: [eager LAPACK as
-# compiled], or through SciPy's LAPACK) and the glue around it (symmetrisation, pivots, the
-# diagonal's product, the transposes) too: ~40-170 us for a 4x4 matrix against jax's ~5-12, and
-# the glue rounds differently from XLA's fused program (a det in the last place). An eager call
-# (Array or NumPy operands first, no transformation running, no mesh in context) is one call of
-# the function jitted for its other arguments exactly as given (``library_jit``: no retrace
-# warning, the caller chose the shapes), ~12-25 us, with jax's bits (tests/surface/numpy/
-# test_linalg.py compares them). Anything else (a list operand, unhashable arguments, tracers)
-# takes the op-by-op route. jit sits above ``funcgrad.numpy`` (it stages Refs), so it reaches
-# this module through the kernel's registration point (``hooks.library_jit``); until
-# ``funcgrad.jitting`` is imported, every call takes the op-by-op route.
-_eager_programs = register_cache("numpy.linalg.eager_programs", {})
-_EvalTrace = core.EvalTrace
+# JAX's ``jnp.linalg`` factorisations and norms (``eigh``, ``svd``, ``qr``, ``cholesky``, ``inv``,
+# ``solve``, ``det``, ``slogdet``, ``eigvals``, ``eigvalsh``, ``norm``, ``cond``, ``matrix_power``)
+# are jitted functions: an eager call is one call of a cached compiled program. Run op by op, each
+# primitive of theirs runs on its own (compiled, NOTE: [eager LAPACK as compiled], or through
+# SciPy's LAPACK) and the glue around it (symmetrisation, pivots, the diagonal's product, the
+# transposes) too: ~40-170 us for a 4x4 matrix against jax's ~5-12, and the glue rounds
+# differently from XLA's fused program (a det in the last place). Each is ``jitted_eagerly`` with
+# JAX's static arguments (NOTE: [eager library functions as one program] in
+# kernel/library_programs.py): ~12-25 us, with jax's bits (tests/surface/numpy/test_linalg.py
+# compares them).
 
 
-def _one_program(fn):
-    """``fn``'s eager calls as one compiled program (NOTE: [eager factorisations as one program]):
-    its leading array arguments are the program's operands, the rest are fixed in it."""
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        n = 0
-        while n < len(args) and type(args[n]) in (Array, np.ndarray):
-            n += 1
-        if (
-            n == 0
-            or hooks.library_jit is None
-            or type(core.current_trace()) is not _EvalTrace
-            or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
-        ):
-            return fn(*args, **kwargs)
-        key = (fn, n, args[n:], tuple(sorted(kwargs.items())))
-        try:
-            prog = _eager_programs.get(key)
-        except TypeError:  # an unhashable argument
-            return fn(*args, **kwargs)
-        if prog is None:
-            prog = hooks.library_jit(functools.partial(_with_arguments, fn, args[n:], kwargs))
-            bounded_put(_eager_programs, key, prog, 256)
-        return prog(*args[:n])
-
-    return call
-
-
-def _with_arguments(fn, fixed, kwargs, *operands):
-    return fn(*operands, *fixed, **kwargs)
-
-
-@_one_program
+@jitted_eagerly(static_argnames=("upper", "symmetrize_input"))
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """The Cholesky factor of Hermitian positive-definite matrices: lower ``L`` with
     ``a = L @ L^H`` (``upper=True``: ``U = L^H``); NaN where ``a`` is not positive definite.
@@ -212,7 +170,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return _la.H(factor) if upper else factor
 
 
-@_one_program
+@jitted_eagerly(static_argnames=("mode",))
 def qr(a, mode: str = "reduced"):
     """QR decomposition ``a = Q @ R``: ``mode='reduced'`` (``Q``: m x k), ``'complete'``
     (``Q``: m x m), ``'r'`` (``R`` only) or ``'raw'`` (LAPACK's packed ``(h, tau)``).
@@ -231,7 +189,7 @@ def qr(a, mode: str = "reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
-@_one_program
+@jitted_eagerly(static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
 def svd(
     a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False, subset_by_index=None
 ):
@@ -278,7 +236,7 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
-@_one_program
+@jitted_eagerly(static_argnames=("UPLO", "symmetrize_input"))
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and orthonormal eigenvectors of Hermitian matrices, as
     ``EighResult(eigenvalues, eigenvectors)``; ``UPLO`` picks the triangle read when
@@ -302,6 +260,7 @@ def _uplo(UPLO, name) -> bool:
     return UPLO != "U"
 
 
+@jitted_eagerly(static_argnames=("UPLO", "symmetrize_input"))
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
     """Eigenvalues (ascending) of Hermitian matrices.
 
@@ -324,6 +283,7 @@ def eig(a):
     return EigResult(w, v)
 
 
+@jitted_eagerly
 def eigvals(a):
     """Eigenvalues of general square matrices (complex).
 
@@ -338,7 +298,7 @@ def eigvals(a):
 # Solves, inverses, determinants
 
 
-@_one_program
+@jitted_eagerly
 def solve(a, b):
     """Solve ``a @ x = b`` for square ``a`` (LU with partial pivoting); ``b`` is a vector when 1-D,
     else a stack of matrices; batch axes broadcast. NaN/inf for singular ``a``.
@@ -349,7 +309,7 @@ def solve(a, b):
     return _la.solve(a, b)
 
 
-@_one_program
+@jitted_eagerly
 def inv(a):
     """Inverse of the square matrices in the last two axes.
 
@@ -359,7 +319,7 @@ def inv(a):
     return _la.inv(a)
 
 
-@_one_program
+@jitted_eagerly
 def det(a):
     """Determinant of the square matrices in the last two axes (LU; exact derivative even at
     singular matrices, NOTE: [solve's derivative]).
@@ -370,7 +330,7 @@ def det(a):
     return _la.det(a)
 
 
-@_one_program
+@jitted_eagerly(static_argnames=("method",))
 def slogdet(a, *, method: str | None = None):
     """Sign and log-absolute-value of the determinant, ``SlogdetResult(sign, logabsdet)``;
     ``(0, -inf)`` for singular matrices. ``method``: ``'lu'`` (default) or ``'qr'``.
@@ -490,6 +450,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     return x, resid, rank, s
 
 
+@jitted_eagerly(static_argnames=("n",))
 def matrix_power(a, n: int):
     """``a`` multiplied by itself ``n`` times (repeated squaring; ``n < 0`` inverts first,
     ``n == 0`` gives the identity).
@@ -508,6 +469,8 @@ def matrix_power(a, n: int):
         return asarray(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy())
     if n < 0:
         a, n = inv(a), -n
+    if n == 3:  # (JAX's order of the products: (a @ a) @ a, not a @ (a @ a))
+        return matmul(matmul(a, a), a)
     result, z = None, None
     while n > 0:
         z = a if z is None else matmul(z, z)
@@ -545,6 +508,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     return reductions.sum(above, -1)  # the default integer, as NumPy and the Array API
 
 
+@jitted_eagerly(static_argnames=("p",))
 def cond(x, p=None):
     """The condition number ``norm(x, p) * norm(inv(x), p)``; for ``p`` None/2/-2 the ratio of
     extreme singular values. ``inf`` for singular matrices.
@@ -609,7 +573,7 @@ def _vector_norm(x, axes, ord, keepdims):
     if ord == 1:
         return reductions.sum(absx, axes, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"Invalid order '{ord}' for vector norm.")  # (JAX's words)
+        raise _invalid_vector_order(ord)
     p = float(ord)
     powered = ew.pow_p.bind(absx, constant(p, absx.dtype))
     total = reductions.sum(powered, axes, keepdims=keepdims)
@@ -652,6 +616,14 @@ def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     return out if keepdims else squeeze(out, axes)
 
 
+def _invalid_vector_order(ord) -> ValueError:
+    msg = f"Invalid order '{ord}' for vector norm."  # (JAX's words, its missing space included)
+    if ord in ("inf", "-inf"):
+        msg += f"Use '{ord[:-3]}jax.numpy.inf' instead."
+    return ValueError(msg)
+
+
+@jitted_eagerly(static_argnames=("ord", "axis", "keepdims"))
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector or matrix norm (NumPy's ``linalg.norm``), with a zero derivative at the zero vector.
 
@@ -722,7 +694,7 @@ def _integer_vector_norm(x, axes, ord, keepdims):
     if ord == 1:
         return reductions.sum(ufuncs.abs(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+        raise _invalid_vector_order(ord)
     abs_x = ufuncs.abs(x)
     with np.errstate(all="ignore"):  # (JAX's lax._const: NumPy's casts of ord and 1 / ord)
         ord_np = np.array(ord, x.dtype)

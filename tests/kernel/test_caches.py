@@ -38,7 +38,6 @@ KNOWN = {
     "numpy.result_type",
     "numpy.linalg_solve_jaxprs",
     "numpy.linalg_cho_jaxprs",
-    "numpy.linalg.eager_programs",
     "custom_derivatives.closure_conversions",
     "experimental.ode_integrators",
     "jit.instances",

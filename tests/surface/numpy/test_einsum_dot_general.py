@@ -127,3 +127,25 @@ def test_matmul_per_example_gradients_as_jax():
 def test_matmul_incompatible_batch_axes_as_jax():
     with pytest.raises(ValueError, match=r"^Incompatible types for matmul arguments: float32\[2,3,4\] and "):
         fnp.matmul(np.ones((2, 3, 4), np.float32), np.ones((3, 4, 5), np.float32))
+
+
+def test_eager_large_products_have_xla_s_bits():
+    # NOTE: [eager products are XLA's]: an eager product of 2**20 multiply-adds or more runs compiled
+    # alone, so its bits are jax's eager ones and funcgrad's jitted ones (NumPy's BLAS summed
+    # otherwise: 3,222 of 16,384 float32 values of a 128x256x128 product differed); batched, and in
+    # float16 (whose products XLA accumulates in float32, rounded once)
+    import jax.numpy as jnp
+    from _oracle import cheapen_jax_compiles
+
+    cheapen_jax_compiles()  # (both sides compiled alike: NOTE: [oracle compile options])
+    rng = np.random.default_rng(18)
+    for dtype, lhs, rhs in (
+        (np.float32, (64, 256), (256, 64)),
+        (np.float32, (4, 32, 128), (4, 128, 64)),
+        (np.float16, (64, 256), (256, 64)),
+    ):
+        a, b = rng.standard_normal(lhs).astype(dtype), rng.standard_normal(rhs).astype(dtype)
+        got, want = fnp.matmul(a, b), jnp.matmul(a, b)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(funcgrad.jit(fnp.matmul)(a, b)))

@@ -324,12 +324,15 @@ def test_det_and_slogdet_of_16_bit_floats_use_jax_s_closed_forms(dtype):
 
 
 def test_jax_s_error_types_and_words():
-    # (JAX's linalg_test testQrInvalidDtypeCPU, testStringInfNorm, testPinvRcond, testMatrixRankTol)
+    # (JAX's linalg_test testQrInvalidDtypeCPU, testStringInfNorm, testPinvRcond, testMatrixRankTol;
+    # an error raised inside a function JAX jits -- norm -- carries jax's traceback note after it)
     # a 16-bit qr is JAX's NotImplementedError "Unsupported dtype float16" and still a TypeError
     for kind in (NotImplementedError, TypeError):
         with pytest.raises(kind, match="Unsupported dtype float16"):
             L.qr(np.ones((5, 6), np.float16))
-    with pytest.raises(ValueError, match=r"^Invalid order 'inf' for vector norm\.$"):
+    with pytest.raises(
+        ValueError, match=r"^Invalid order 'inf' for vector norm\.Use 'jax\.numpy\.inf' instead\.(\n|$)"
+    ):
         L.norm(np.array([1.0, 2.0, 3.0]), ord="inf")
     with pytest.raises(ValueError, match=r"^pinv: only one of rtol and rcond may be specified\.$"):
         L.pinv(np.ones((3, 3)), rcond=1e-2, rtol=1e-2)
@@ -349,14 +352,14 @@ def test_spectral_norms_of_empty_and_tied_matrices_are_jax_s():
         got = L.norm(np.zeros(shape, np.float32), ord=2, axis=(-2, -1))
         assert got.shape == shape[:-2] and not np.any(got)
     with pytest.raises(
-        ValueError, match=r"^zero-size array to reduction operation min which has no identity$"
+        ValueError, match=r"^zero-size array to reduction operation min which has no identity(\n|$)"
     ):
         L.norm(np.zeros((2, 0)), ord=-2)
     tied = np.stack([np.eye(2), np.zeros((2, 2))]).astype(np.float32)
     got = funcgrad.grad(lambda m: L.norm(m, ord=2, axis=(1, 2)).sum())(tied)
     want = jax.jit(jax.grad(lambda m: jnp.linalg.norm(m, ord=2, axis=(1, 2)).sum()))(tied)
     close(got, want, rtol=1e-6, atol=1e-7)
-    with pytest.raises(ValueError, match=r"^Invalid order '3' for matrix norm\.$"):
+    with pytest.raises(ValueError, match=r"^Invalid order '3' for matrix norm\.(\n|$)"):
         L.norm(np.ones((2, 2)), ord=3)
     with pytest.raises(ValueError, match=r"^Improper number of axes for norm: axis=\(0, 1, 2\)\. Pass one"):
         L.norm(np.ones((2, 2, 2)), ord=2)
@@ -473,12 +476,13 @@ def test_eager_factorisation_is_one_program_with_the_op_by_op_bits(name, monkeyp
                     assert np.array_equal(np.asarray(o), np.asarray(r), equal_nan=True), (n, type(x))
 
 
-@pytest.mark.parametrize("name", ["inv", "solve", "det", "slogdet", "cholesky"])
+@pytest.mark.parametrize("name", ["inv", "solve", "det", "slogdet", "cholesky", "norm", "matrix_power"])
 def test_eager_lu_and_cholesky_calls_give_jax_bits(name):
     # NOTE: [eager factorisations as one program]: an eager inv/solve/det/slogdet/cholesky is one
     # compiled program, as JAX's jitted functions are, so its bits are jax's (op by op, the glue
     # around the LU/Cholesky kernels rounded differently: 14 of 24 dets differed by an ulp; det of
-    # 1x1 and 3x3 matrices follows JAX's formulas: exp(log|a|) and its order of the six terms)
+    # 1x1 and 3x3 matrices follows JAX's formulas: exp(log|a|) and its order of the six terms); so
+    # are the other functions JAX jits (norm: 5 of 30 vector norms differed op by op)
     import jax
     import jax.numpy as jnp
 
@@ -489,6 +493,7 @@ def test_eager_lu_and_cholesky_calls_give_jax_bits(name):
         args = {
             "cholesky": (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n, dtype=dtype),),
             "solve": (a, RNG.normal(size=(2, n, 2)).astype(dtype)),
+            "matrix_power": (a, 3),  # (JAX's (a @ a) @ a: a @ (a @ a) differed in 109 of 150 values)
         }.get(name, (a,))
         ours = funcgrad.tree_util.tree_leaves(tuple(np.atleast_1d(getattr(L, name)(*args))))
         want = jax.tree_util.tree_leaves(tuple(np.atleast_1d(getattr(jnp.linalg, name)(*args))))

@@ -1,0 +1,117 @@
+"""``jitted_eagerly``: a library function that JAX jits runs eagerly as one compiled program.
+
+Layer: kernel. Imports ``core``, ``array`` and ``hooks`` (``hooks.library_jit``, registered by
+``funcgrad.jitting``, which sits above the modules that use this decorator).
+
+# NOTE: [eager library functions as one program]
+# Many of JAX's public functions are jitted where JAX defines them (``@jit``, ``@partial(jit,
+# static_argnames=...)``): ``jax.nn``'s activations, ``log_softmax``, ``standardize``,
+# ``jnp.linalg``'s factorisations and norms, ... An eager call of one is one call of a cached
+# compiled program, with XLA's rounding of the fused program. Run op by op, the same function
+# rounds as NumPy does (its ``exp``, ``log1p``, ``tanh`` differ from XLA's in float32's last
+# place: ``silu`` 116 of 512 values, ``softplus`` 127, ``standardize`` 231) and costs a dispatch
+# per primitive (``softplus`` of 8x64: 82 us op by op, 5 us as one program; jax 7 us).
+#
+# ``jitted_eagerly(static_argnames=JAX's)``, applied where the function is defined, makes an eager
+# call -- the evaluation trace current, no mesh in context, every dynamic argument an Array, a
+# NumPy array or scalar, a Python scalar or None, every static one a Python scalar, string, type,
+# dtype or a tuple of those -- one call of ``hooks.library_jit(fn, static_argnames=...)``: jit's
+# own trace cache, keyed on shapes, dtypes, weak types, static values and the configuration (no
+# retrace warning: the caller chose the shapes). The function is the library's own and pure: it
+# calls no user code and reads nothing of the user's, so the cache cannot change when user Python
+# runs or what it sees. Under any trace (jit, vmap, jvp, eager grad's recording) the function
+# traces inline, as JAX's ``jit(inline=True)``: jaxprs and derivatives are what they were (eager
+# ``grad`` keeps its cached NumPy programs, NOTE: [eager grad program cache]). Any other call (a
+# list operand, ``axis=[0, 1]``, an Array ``alpha`` where funcgrad needs a Python value) runs op
+# by op, and so does every call until ``funcgrad.jitting`` is imported (``import jax`` under
+# ``funcgrad.as_jax``, ``funcgrad.jit``/``grad`` do). A few parameters JAX traces are static here
+# (``leaky_relu``'s ``negative_slope``, ``elu``/``celu``'s ``alpha``, ``squareplus``'s ``b``:
+# their formulas take Python values), so each value is one more program. Functions JAX does not
+# jit (``softmax``, ``gelu``, ``logsumexp``, ``one_hot``) stay op by op, as jax's run one primitive
+# at a time. Tests: tests/surface/nn/test_nn.py, tests/surface/numpy/test_linalg.py (bits against
+# jax's eager calls); scipy.special's jitted functions take ``library_jit`` whole (NOTE: [special
+# functions JAX jits]).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
+
+_EvalTrace = core.EvalTrace
+# What a dynamic argument may be on the compiled route: jit's operands (and None, an empty tree).
+_OPERANDS = frozenset({Array, np.ndarray, float, int, bool, complex, type(None)})
+
+
+# What a static argument may be: a value that hashes by value (an Array hashes by identity, so
+# each one would trace anew: it takes the op-by-op route).
+_STATICS = frozenset({int, float, bool, complex, str, type(None), type})
+
+
+def _operand(x) -> bool:
+    t = type(x)
+    return t in _OPERANDS or isinstance(x, np.generic)
+
+
+def _static(x) -> bool:
+    t = type(x)
+    if t in _STATICS or isinstance(x, np.dtype):
+        return True
+    return t is tuple and all(type(e) in _STATICS for e in x)
+
+
+def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ...] = ()):
+    """Decorator: ``fn``'s eager calls run as one compiled program of ``fn`` jitted with
+    ``static_argnames`` (JAX's); under a trace ``fn`` traces inline (NOTE: [eager library
+    functions as one program]).
+
+    >>> import funcgrad.numpy as fnp
+    >>> @jitted_eagerly(static_argnames=("axis",))
+    ... def centred(x, axis=-1):
+    ...     return x - fnp.mean(x, axis, keepdims=True)
+    >>> centred(fnp.array([1.0, 3.0])).tolist()
+    [-1.0, 1.0]
+    """
+    if fn is None:
+        return functools.partial(jitted_eagerly, static_argnames=tuple(static_argnames))
+    statics = frozenset(static_argnames)
+    params = list(inspect.signature(fn).parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    # Positions of the static parameters, and whether ``*args`` collects dynamic operands.
+    static_at = frozenset(i for i, p in enumerate(positional) if p.name in statics)
+    compiled = None
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        nonlocal compiled
+        if (
+            type(core.current_trace()) is not _EvalTrace
+            or hooks.library_jit is None
+            or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
+        ):
+            return fn(*args, **kwargs)
+        for i, a in enumerate(args):
+            if i in static_at:
+                if not _static(a):
+                    return fn(*args, **kwargs)
+            elif not _operand(a):
+                return fn(*args, **kwargs)
+        for k, v in kwargs.items():
+            if k in statics:
+                if not _static(v):
+                    return fn(*args, **kwargs)
+            elif not _operand(v):
+                return fn(*args, **kwargs)
+        if compiled is None:
+            compiled = hooks.library_jit(fn, static_argnames=tuple(statics))
+        return compiled(*args, **kwargs)
+
+    call.__wrapped_eagerly__ = fn  # (the op-by-op function, for tests comparing the two routes)
+    return call
