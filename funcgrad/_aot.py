@@ -592,7 +592,25 @@ class CompiledCall(_Stage):
         self._staged = staged
         self._compiled = c
         self._in_avals = staged.closed.in_avals  # (the program's, flat)
-        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
+
+    @property
+    def out_info(self):
+        """The outputs' shapes, dtypes and the shardings the compiled program gives them
+        (``ShapeDtypeStruct`` leaves in the output's tree), as JAX's ``Compiled.out_info``."""
+        staged = self._staged
+        avals = staged.closed.out_avals
+        shardings = getattr(self._compiled.executable, "out_shardings", None)
+        formats = self._formats("get_output_layouts", avals, shardings)
+        tree = staged.out_tree
+        if type(staged) is _RefStaged:  # the function's outputs, not the Refs' final values
+            tree, avals = staged.user_tree, avals[: staged.user_tree.num_leaves]
+        return tu.tree_unflatten(
+            tree,
+            [
+                ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=f.sharding)
+                for a, f in zip(avals, formats)
+            ],
+        )
 
     def __call__(self, *args, **kwargs):
         # As JAX's ``Compiled``: called with the dynamic arguments only (the static ones were fixed

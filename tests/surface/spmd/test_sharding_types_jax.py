@@ -185,3 +185,15 @@ def test_full_like_of_a_shape_dtype_struct():
         return type(a.sharding).__name__, a.dtype, _spec(b), np.asarray(b).sum()
 
     assert run(funcgrad, fs) == run(jax, js) == ("SingleDeviceSharding", np.float32, ("x", None), 16.0)
+
+
+def test_compiled_out_info_holds_the_result_shardings():
+    # JAX's Compiled.out_info: ShapeDtypeStructs with the compiled program's result shardings
+    # (Lowered.out_info has none where the type holds none): pjit_test test_compiled_out_info.
+    def run(lib, sh):
+        mesh = lib.make_mesh((2,), ("x",))
+        x = lib.device_put(np.arange(8, dtype=np.int32), sh.NamedSharding(mesh, sh.PartitionSpec("x")))
+        info = lib.jit(lambda v: (v * 2, v.sum())).lower(x).compile().out_info
+        return [(i.shape, repr(i.sharding.spec)) for i in info]
+
+    assert run(funcgrad, fs) == run(jax, js)
