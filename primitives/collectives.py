@@ -46,6 +46,7 @@ from funcgrad.kernel.ir import ShapedArray
 __all__ = [
     "groups_param",
     "all_gather",
+    "all_gather_invariant_p",
     "all_gather_p",
     "all_to_all",
     "all_to_all_p",
@@ -285,6 +286,24 @@ def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
     """Gather ``x`` from every instance of ``axis_name``: stacked along a new ``axis`` (or
     concatenated along ``axis`` with ``tiled=True``)."""
     return all_gather_p.bind(x, axis_name=_names(axis_name), axis=axis, tiled=tiled)
+
+
+# JAX's all_gather_invariant (``all_gather(..., to='invarying')``): the same gathered values, but
+# the result is invariant along the gathered axes in a checked shard_map body (its varying axes
+# lose them: funcgrad/_vma.py), so ``out_specs=P()`` takes it without a psum. Its transpose in
+# funcgrad's convention is all_gather's (NOTE: [transposes of collectives]): the body's invariant
+# output's cotangent is shared among its copies, and the psum_scatter of the shares is JAX's
+# slice of the cotangent at the device's index.
+all_gather_invariant_p = Primitive("all_gather_invariant")
+all_gather_invariant_p.def_impl(_unbound_impl("all_gather_invariant"))
+all_gather_invariant_p.def_abstract_eval(_all_gather_abstract_eval)
+deflinear(
+    all_gather_invariant_p,
+    lambda ct, x, *, axis, **params: [psum_scatter_p.bind(ct, scatter_dimension=axis, **params)],
+)
+all_gather_invariant_p.def_batch(front_batch(all_gather_invariant_p, "axis"))
+all_gather_invariant_p.def_traits(collective_batch=_all_gather_axis_rule)
+all_gather_invariant_p.def_taylor(linear_taylor(all_gather_invariant_p))
 
 
 def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled, axis_index_groups=None):

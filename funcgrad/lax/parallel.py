@@ -166,20 +166,34 @@ def _axis(axis, ndim, what, extra=0):
     return int(axis) % n
 
 
-def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False):
+def all_gather(
+    x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False, to: str = "varying"
+):
     """Every instance's ``x``, stacked along a new ``axis`` (concatenated along ``axis`` when
-    ``tiled``), in instance order. Its transpose is ``psum_scatter``.
+    ``tiled``), in instance order. Its transpose is ``psum_scatter``. ``to="invarying"`` (JAX's
+    ``all_gather_invariant``) types the result invariant along ``axis_name`` in a checked
+    ``shard_map`` body (``out_specs=P()`` takes it); ``to="reduced"`` is refused.
 
     >>> import funcgrad, numpy as np
     >>> funcgrad.vmap(lambda x: all_gather(x, "i"), axis_name="i")(np.array([1.0, 2.0])).tolist()
     [[1.0, 2.0], [1.0, 2.0]]
     """
+    allowed = {"varying", "reduced", "invarying"}
+    if to not in allowed:  # (JAX's words)
+        raise ValueError(
+            f"Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values are: {allowed}"
+        )
+    if to != "varying" and axis_index_groups is not None:
+        raise NotImplementedError  # (as JAX's)
+    if to == "reduced":
+        raise NotImplementedError("all_gather(to='reduced') (JAX's all_gather_reduced) is not implemented")
     names = _names(axis_name, "all_gather")
     g = _groups(axis_index_groups, "all_gather")
+    p = co.all_gather_p if to == "varying" else co.all_gather_invariant_p
 
     def gather(v):
         a = _axis(axis, np.ndim(v), "all_gather", extra=0 if tiled else 1)
-        return co.all_gather_p.bind(v, axis_name=names, axis=a, tiled=bool(tiled), **g)
+        return p.bind(v, axis_name=names, axis=a, tiled=bool(tiled), **g)
 
     return tu.tree_map(gather, _leaves(x))
 

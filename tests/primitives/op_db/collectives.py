@@ -139,6 +139,20 @@ OPS = [
         )
         for axis, tiled in ((0, False), (1, False), (0, True), (1, True))
     ],
+    *[
+        _entry(
+            f"all_gather_invariant_axis{axis}{'_tiled' if tiled else ''}",
+            co.all_gather_invariant_p,
+            _gather_ref(axis, tiled),
+            _stacked(),
+            shapes=_shapes(min_dims=2, max_dims=2, min_side=1),
+            sample_shapes=((3, 2), (2, 1)),
+            params=dict(axis=axis, tiled=tiled),
+            dtypes=(F64, I32),
+            linear_argnums=((0,),),
+        )
+        for axis, tiled in ((0, False), (1, True))
+    ],
     _entry(
         "psum_scatter",
         co.psum_scatter_p,

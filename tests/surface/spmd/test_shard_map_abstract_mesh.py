@@ -235,3 +235,26 @@ def test_an_empty_mesh_is_refused_in_jax_words():
         )
         with pytest.raises(ValueError, match=r"^shard_map requires a non-empty mesh\. Got "):
             f(np.arange(8.0))
+
+
+def test_all_gather_to_invarying_is_invariant_and_differentiates_as_jax():
+    # (JAX's all_gather_invariant: shard_map_test's test_all_gather_invariant_basic)
+    def run(lib, sh):
+        P = sh.PartitionSpec
+        mesh = sh.Mesh(np.array(lib.devices()[:4]), ("x",), axis_types=(sh.AxisType.Auto,))
+        seen = []
+
+        def body(a):
+            out = lib.lax.all_gather(a, "x", tiled=True, to="invarying")
+            seen.append(out.aval.mat.varying)
+            return out
+
+        f = lib.jit(lib.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
+        x = np.arange(8.0, dtype=np.float32)
+        g = lib.jit(lib.grad(lambda v: (f(v) ** 2).sum()))(x)
+        with pytest.raises(ValueError, match="Got unexpected `to` value for `jax.lax.all_gather`"):
+            lib.lax.all_gather(x, "x", to="bad")
+        return np.asarray(f(x)).tolist(), np.asarray(g).tolist(), str(g.sharding.spec), seen[0]
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours == theirs and ours[3] == frozenset()

@@ -16,6 +16,16 @@ from funcgrad.tree_util import _prefix_errors
 dispatch_registry = _pytrees
 
 
+def treedef_is_strict_leaf(treedef) -> bool:
+    """Whether ``treedef`` is one leaf (JAX's helper; ``None`` is a node of no leaves).
+
+    >>> from funcgrad.tree_util import tree_structure
+    >>> treedef_is_strict_leaf(tree_structure(1.0)), treedef_is_strict_leaf(tree_structure((1.0,)))
+    (True, False)
+    """
+    return treedef.num_nodes == 1 and treedef.num_leaves == 1
+
+
 def broadcast_flattened_prefix_with_treedef(prefix_leaves, prefix_treedef, full_treedef) -> list:
     """The leaves of a prefix tree (``prefix_leaves`` of ``prefix_treedef``), each repeated for
     every leaf of the subtree of ``full_treedef`` it stands for, as JAX's internal helper
@@ -27,8 +37,7 @@ def broadcast_flattened_prefix_with_treedef(prefix_leaves, prefix_treedef, full_
     """
     out = []
 
-    def strict_leaf(t) -> bool:
-        return t.num_nodes == 1 and t.num_leaves == 1
+    strict_leaf = treedef_is_strict_leaf
 
     def walk(start, end, prefix, full):
         if strict_leaf(prefix):
