@@ -140,6 +140,10 @@ def _check_sharding_tree(tree, what) -> None:
                 "None, "
                 f"got {leaf!r}"
             )
+        if getattr(getattr(leaf, "mesh", None), "empty", False):  # (a mesh of no devices: JAX's words)
+            raise ValueError(
+                f"One of {what} leaf specifications got an empty NamedSharding: {leaf} which is not allowed."
+            )
 
 
 def _sharding_leaves(spec_tree, values, avals, where, what, names) -> list:

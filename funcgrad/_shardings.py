@@ -391,6 +391,8 @@ class NamedSharding(Sharding):
                     f"{self!r} is over an abstract mesh (a type, without devices): build it over a concrete "
                     "Mesh (funcgrad.sharding.make_mesh) to place values"
                 )
+            if self.mesh.empty:  # (JAX's empty_concrete_mesh: XLA would abort on no devices)
+                raise ValueError(f"{self!r} is over an empty mesh (no devices): it cannot place values")
             spec = self.spec._normalized(ndim, f"NamedSharding(spec={self.spec!r})")
             b = self._bridges[ndim] = _sh().named_sharding(
                 self.mesh, spec, user=self, memory_kind=self._memory_kind

@@ -197,3 +197,24 @@ def test_compiled_out_info_holds_the_result_shardings():
         return [(i.shape, repr(i.sharding.spec)) for i in info]
 
     assert run(funcgrad, fs) == run(jax, js)
+
+
+def test_empty_mesh_shardings_are_refused_not_aborted():
+    # A NamedSharding over JAX's empty concrete mesh (no devices): jit's in/out_shardings raise
+    # JAX's ValueError (pjit_test test_empty_mesh_to_out_sharding), and placing a value raises
+    # where XLA aborted the process.
+    from jax._src import mesh as jax_mesh
+
+    def run(lib, sh, empty):
+        s = sh.NamedSharding(empty, sh.PartitionSpec())
+        words = []
+        for kw in ("in_shardings", "out_shardings"):
+            with pytest.raises(ValueError, match="got an empty NamedSharding") as e:
+                lib.jit(lambda x: x, **{kw: s})(np.ones(4, np.float32))
+            words.append(str(e.value).split(":")[0])
+        return words
+
+    ours = run(funcgrad, fs, fs.Mesh(np.empty((), dtype=object), ()))
+    assert ours == run(jax, js, jax_mesh.empty_concrete_mesh)
+    with pytest.raises(ValueError, match="empty mesh"):
+        funcgrad.device_put(np.ones(3), fs.NamedSharding(fs.Mesh(np.empty((), dtype=object), ()), fs.P()))
