@@ -209,6 +209,28 @@ def _concrete_of(mesh, flat):
     return Mesh(devices, mesh.axis_names, axis_types=mesh.axis_types)
 
 
+def _check_unreduced(prefix, mesh, manual, specs) -> None:
+    """JAX's refusals of unreduced/reduced specs: only in a fully manual shard_map, and only over
+    the mesh's Explicit axes (its _check_unreduced, in its words)."""
+    full = frozenset(mesh.axis_names) == frozenset(manual)
+    types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", None) or ()))
+    for s in tu.tree_leaves(specs, is_leaf=lambda s: isinstance(s, PartitionSpec)):
+        if not isinstance(s, PartitionSpec) or not (s.unreduced or s.reduced):
+            continue
+        if not full:
+            raise NotImplementedError(
+                f"unreduced/reduced can only be passed to {prefix}_specs when shard_map is in full manual "
+                f"mode. Got mesh axis names {tuple(mesh.axis_names)}, manual_axes: {frozenset(manual)}, "
+                f"specs: {s}. Please file a bug at https://github.com/jax-ml/jax/issues."
+            )
+        for kind, names in (("unreduced", s.unreduced), ("reduced", s.reduced)):
+            if not all(getattr(types.get(n), "name", None) == "Explicit" for n in names):
+                raise ValueError(
+                    f"{kind} in {prefix}_specs {s} can only be used when the mesh passed to shard_map "
+                    f"contains axis names all of type `Explicit`. Got mesh {mesh}"
+                )
+
+
 def _resolve_mesh(mesh, axis_names, where):
     m = mesh if mesh is not None else get_mesh()
     if m is None:
@@ -361,6 +383,9 @@ def shard_map(
     def mapped(*args):
         flat, in_tree = tu.tree_flatten(args)
         m, manual = _resolve_mesh(_concrete_of(mesh, flat), axis_names, where)
+        if in_specs_ is not None and in_specs_ is not Infer:
+            _check_unreduced("in", m, manual, in_specs_)
+        _check_unreduced("out", m, manual, out_specs)
         if in_specs_ is None:
             leaf_specs = [None] * len(flat)
         else:

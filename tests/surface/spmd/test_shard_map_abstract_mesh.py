@@ -258,3 +258,22 @@ def test_all_gather_to_invarying_is_invariant_and_differentiates_as_jax():
 
     ours, theirs = run(funcgrad, fs), run(jax, js)
     assert ours == theirs and ours[3] == frozenset()
+
+
+def test_unreduced_specs_outside_a_fully_manual_explicit_shard_map_are_refused_in_jax_words():
+    # (shard_map_test's test_shmap_auto_unreduced_error)
+    words = []
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        P = sh.PartitionSpec
+        mesh = sh.Mesh(
+            np.array(lib.devices()[:2]).reshape(2, 1), ("x", "y"), axis_types=(sh.AxisType.Auto,) * 2
+        )
+        for kw in (
+            dict(in_specs=P(unreduced={"x"}), out_specs=P()),
+            dict(in_specs=P(unreduced={"x"}), out_specs=P(), axis_names={"x"}),
+            dict(in_specs=P(), out_specs=P(reduced={"x"})),
+        ):
+            with pytest.raises((ValueError, NotImplementedError)) as e:
+                lib.shard_map(lambda v: v, mesh=mesh, **kw)(np.arange(8.0))
+            words.append((type(e.value).__name__, str(e.value).split(". Got mesh")[0]))
+    assert words[:3] == words[3:]
