@@ -24,7 +24,7 @@ from funcgrad.primitives._rules import (
     scalar_like,
     unop,
 )
-from funcgrad.primitives.elementwise import abs_, add, div, lt_p, mul, select, sign, sub
+from funcgrad.primitives.elementwise import abs_, add, div, gt_p, mul, select, sign, sub
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.hooks import hooks
@@ -81,12 +81,13 @@ bessel_i0e_p = unop(
 
 
 def _bessel_i1e_jvp(t, ans, x):
-    # i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), whose limit at 0 is 1/2 (JAX's rule).
+    # i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), whose limit at 0 is 1/2 (JAX's rule, to its
+    # comparison: |x| > eps picks the formula, so |x| = eps and NaN take 1/2)
     eps = _dt.finfo(aval_of(x).dtype).eps  # (NumPy's finfo refuses bfloat16)
-    tiny = lt_p.bind(abs_(x), scalar_like(eps, x))
-    safe_x = select(tiny, hooks.full_like(x, eps), x)
+    not_tiny = gt_p.bind(abs_(x), scalar_like(eps, x))
+    safe_x = select(not_tiny, x, hooks.full_like(x, eps))
     d = sub(bessel_i0e_p.bind(safe_x), mul(ans, add(sign(safe_x), div(1.0, safe_x))))
-    return mul(t, select(tiny, hooks.full_like(x, 0.5), d))
+    return mul(t, select(not_tiny, d, hooks.full_like(x, 0.5)))
 
 
 bessel_i1e_p = unop(

@@ -355,6 +355,18 @@ def test_bfloat16_derivatives_as_jax(name):
     np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=1e-2)
 
 
+def test_i1e_derivative_takes_one_half_where_jax_does():
+    # JAX's rule picks its formula where |x| > eps, so |x| = eps and NaN take the limit 1/2 (the
+    # progz fuzzer's probe: funcgrad gave NaN at NaN)
+    jax = pytest.importorskip("jax")
+
+    eps = np.finfo(np.float32).eps
+    x = np.array([np.nan, eps, -eps, 0.0, 0.5, np.inf], np.float32)
+    got = funcgrad.jit(funcgrad.vmap(funcgrad.grad(fs.i1e)))(x)
+    want = jax.jit(jax.vmap(jax.grad(jax.scipy.special.i1e)))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 # ----------------------------------------------------------------------------------------------
 # The functions JAX jits (NOTE: [special functions JAX jits])
 
