@@ -421,6 +421,26 @@ def _jax_reduce_error_by_trace(outcome) -> bool:
     )
 
 
+def _jax_window_init_dtype_under_derivatives(outcome) -> bool:
+    # a generic lax.reduce_window (a reducer jax does not take for a monoid with that init: lax.max
+    # from 0) of a float operand with a Python int init: jax raises TypeError ('inconsistent dtypes
+    # for operands and init_values') eagerly and under jit, ValueError ('reduce_window output must
+    # have the same tree structure as the operands') under a derivative, whose rule pairs the
+    # values and tangents first; funcgrad raises the TypeError everywhere (session 18's lax fuzzer,
+    # seed 20015 32-bit: value_and_grad of a program holding such an _err step)
+    derivative = any(k in _JAX_DERIVATIVES for k, _ in outcome.case.stack) or any(
+        f"T.{d}(" in e for d in _JAX_DERIVATIVES for _, e in outcome.case.steps
+    )
+    return (
+        outcome.status == "mismatch"
+        and derivative
+        and any(
+            re.search(r"_err\(.*lax\.reduce_window\(_mat\(np, a, \([^)]*\), np\.b?float\d+\), -?\d+, ", e)
+            for _, e in outcome.case.steps
+        )
+    )
+
+
 _RAGGED_LIMITS = (
     "ragged_dot vmap over any dim but 0 - NYI",
     "Unimplemented grad_x_dims for ragged dot general",
@@ -915,6 +935,19 @@ DOCUMENTED: list[Divergence] = [
         "`jvp(lambda x: lax.cumprod(x, axis=-1), (x,), (t,))`: ValueError (jax: the values; "
         "`lax.cumprod(x, axis=-1)` alone raises in both); the lax-parameter fuzzer's seed 18009",
         _jax_cumulative_negative_axis,
+    ),
+    Divergence(
+        "jax-window-init-dtype-under-derivatives",
+        "A `lax.reduce_window` of a floating operand with a Python int `init_value` and a reducer jax "
+        "does not take for a monoid with it (`lax.max` from 0, a lambda), differentiated.",
+        "jax is inconsistent: eagerly and under `jit` it raises TypeError ('reduce_window got "
+        "inconsistent dtypes for operands and init_values'), under a derivative ValueError ('reduce_window "
+        "output must have the same tree structure as the operands': its rule pairs values and tangents "
+        "before the check); funcgrad raises the TypeError everywhere.",
+        "`jvp(lambda a: lax.reduce_window(a, 0, lax.max, (3,), (2,), [(0, 1)]), (x,), (x,))` of a float32 "
+        "`x`: TypeError (jax: ValueError; without `jvp` both TypeError); the lax-parameter fuzzer's seed "
+        "20015 (32-bit)",
+        _jax_window_init_dtype_under_derivatives,
     ),
     Divergence(
         "jax-internal-float0-product",
