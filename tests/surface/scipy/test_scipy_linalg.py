@@ -271,6 +271,22 @@ def test_cholesky_and_positive_solve_gradients_are_jax_s():
         fsl.polar(np.ones((4, 3), np.float32), side="left")
 
 
+def test_sqrtm_is_jax_s_loops():
+    # JAX's column-by-column fori_loops (funcgrad unrolled them in Python: jit of a 50 x 50 sqrtm
+    # compiled for minutes, linalg_test's testSqrtmPSDMatrix ran past the runner's limit): a
+    # program of constant size, with jax's bits (the same sums in the same order), eager and jit
+    pytest.importorskip("jax")
+    import jax.scipy.linalg as jsl
+
+    a = RNG.normal(size=(6, 6)).astype(np.float32)  # (jax's sqrtm takes one matrix)
+    m = a @ a.T
+    got = fsl.sqrtm(m)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(jsl.sqrtm(m)))
+    np.testing.assert_array_equal(np.asarray(funcgrad.jit(fsl.sqrtm)(m)), np.asarray(got))
+    small, large = (len(str(funcgrad.make_jaxpr(fsl.sqrtm)(np.eye(n, dtype=np.float32)))) for n in (4, 50))
+    assert large < 1.2 * small
+
+
 @pytest.mark.slow
 def test_expm_gradient_matches_jax():
     jax = pytest.importorskip("jax")
