@@ -32,6 +32,7 @@ from funcgrad import (
     _transfer_guard,
     xla_bridge,
 )
+from funcgrad import _shard_map_eager as _sm_eager
 from funcgrad._api_util import (
     JACOBIAN_DOC,
     abstractify,
@@ -472,6 +473,13 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     del src  # (see the docstring)
     if may_alias and donate:
         raise ValueError("may_alias and donate cannot be True at the same time.")  # (JAX's words)
+    if device is not None and isinstance(core.current_trace(), _sm_eager.ShardMapTrace):
+        # (JAX's eager shard_map rule of device_put: under jit the placement is ignored)
+        first = next((d for d in tu.tree_leaves(device) if d is not None), device)
+        raise ValueError(
+            "device_put with explicit device not allowed within shard_map-decorated functions, but got "
+            f"device {first}"
+        )
     out = _device_put(x, device)
     if may_alias is False and type(core.current_trace()) is core.EvalTrace:
         out = tu.tree_map(lambda o, v: fnp.array(o, copy=True) if o is v else o, out, x)

@@ -277,3 +277,20 @@ def test_unreduced_specs_outside_a_fully_manual_explicit_shard_map_are_refused_i
                 lib.shard_map(lambda v: v, mesh=mesh, **kw)(np.arange(8.0))
             words.append((type(e.value).__name__, str(e.value).split(". Got mesh")[0]))
     assert words[:3] == words[3:]
+
+
+def test_device_put_to_a_device_in_an_eager_body_is_refused_as_jax():
+    # (shard_map_test's test_device_put: under jit the placement is ignored)
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        P = sh.PartitionSpec
+        mesh = sh.Mesh(np.array(lib.devices()[:4]), ("i",), axis_types=(sh.AxisType.Auto,))
+        x = np.arange(32.0, dtype=np.float32)
+        g = lib.shard_map(
+            lambda v, lib=lib: v + lib.device_put(1, lib.devices()[0]),
+            mesh=mesh,
+            in_specs=P("i"),
+            out_specs=P("i"),
+        )
+        with pytest.raises(ValueError, match="^device_put with explicit device not allowed within shard_map"):
+            g(x)
+        np.testing.assert_array_equal(lib.jit(g)(x), x + 1)
