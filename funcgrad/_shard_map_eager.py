@@ -153,6 +153,8 @@ def refuse_explicit_const(x, mesh, manual) -> None:
 class ShardMapTrace(core.Trace):
     """The trace of an eager shard_map body (NOTE: [eager shard_map])."""
 
+    eager_shard_map = True  # (funcgrad.ref.new_ref refuses a Ref made here, as JAX's eager rule)
+
     def __init__(self, parent, mesh, manual, check, staged, eqn_varying):
         super().__init__(parent)
         self.mesh = mesh

@@ -406,6 +406,10 @@ def new_ref(init_val, *, memory_space: Any = None, kind: Any = None) -> Ref:
     trace = core.current_trace()
     if type(trace) is core.EvalTrace and not isinstance(value, core.Tracer):
         return Ref(value, None, kind=kind)
+    if getattr(trace, "eager_shard_map", False):  # (JAX's eager shard_map rule of ref_p)
+        raise ValueError(
+            "Eager shard_map cannot return a `jax.Ref`. Please wrap your shard_map in `jax.jit`."
+        )
     return Ref(value, trace, source_info.user_source_info(), kind)
 
 

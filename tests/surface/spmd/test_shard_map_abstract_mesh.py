@@ -294,3 +294,19 @@ def test_device_put_to_a_device_in_an_eager_body_is_refused_as_jax():
         with pytest.raises(ValueError, match="^device_put with explicit device not allowed within shard_map"):
             g(x)
         np.testing.assert_array_equal(lib.jit(g)(x), x + 1)
+
+
+def test_a_ref_made_in_an_eager_body_is_refused_as_jax():
+    # (shard_map_test's test_eager_shmap_new_ref: a jitted body may make one)
+    for lib, sh in ((funcgrad, fs), (jax, js)):
+        P = sh.PartitionSpec
+        mesh = sh.Mesh(np.array(lib.devices()[:2]), ("x",))
+        x = np.arange(8)
+
+        def f(v, lib=lib):
+            return lib.freeze(lib.new_ref(v))
+
+        with pytest.raises(ValueError, match=r"^Eager shard_map cannot return a `jax.Ref`"):
+            lib.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"), check_vma=False)(x)
+        out = lib.shard_map(lib.jit(f), mesh=mesh, in_specs=P("x"), out_specs=P("x"), check_vma=False)(x)
+        np.testing.assert_array_equal(out, x)
