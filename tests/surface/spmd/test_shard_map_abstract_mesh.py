@@ -310,3 +310,28 @@ def test_a_ref_made_in_an_eager_body_is_refused_as_jax():
             lib.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"), check_vma=False)(x)
         out = lib.shard_map(lib.jit(f), mesh=mesh, in_specs=P("x"), out_specs=P("x"), check_vma=False)(x)
         np.testing.assert_array_equal(out, x)
+
+
+def test_custom_partitioning_in_a_fully_manual_body_calls_the_function_as_jax():
+    # (shard_map_test's test_custom_partitioning: its rule 'i -> i' for a matrix is never read
+    # there, as nothing partitions the call)
+    def run(lib, sh, cp):
+        P = sh.PartitionSpec
+        mesh = sh.Mesh(
+            np.array(lib.devices()[:4]).reshape(2, 2), ("x", "y"), axis_types=(sh.AxisType.Auto,) * 2
+        )
+        f = cp.custom_partitioning(lambda x: x * 2)
+        f.def_partition(
+            infer_sharding_from_operands=lambda m, a, r: a[0].sharding,
+            partition=lambda m, a, r: (m, lambda x: x, a[0].sharding, (a[0].sharding,)),
+            propagate_user_sharding=lambda m, u: u.sharding,
+            sharding_rule="i -> i",
+        )
+        body = lib.shard_map(f, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False)
+        return np.asarray(lib.jit(body)(np.arange(16.0, dtype=np.float32).reshape(4, 4))).tolist()
+
+    import jax.experimental.custom_partitioning as jcp
+
+    import funcgrad.experimental.custom_partitioning as fcp
+
+    assert run(funcgrad, fs, fcp) == run(jax, js, jcp)
