@@ -6,11 +6,18 @@ Layer: kernel. Imports ``core``, ``array`` and ``hooks`` (``hooks.library_jit``,
 # NOTE: [eager library functions as one program]
 # Many of JAX's public functions are jitted where JAX defines them (``@jit``, ``@partial(jit,
 # static_argnames=...)``): ``jax.nn``'s activations, ``log_softmax``, ``standardize``,
-# ``jnp.linalg``'s factorisations and norms, ... An eager call of one is one call of a cached
-# compiled program, with XLA's rounding of the fused program. Run op by op, the same function
-# rounds as NumPy does (its ``exp``, ``log1p``, ``tanh`` differ from XLA's in float32's last
-# place: ``silu`` 116 of 512 values, ``softplus`` 127, ``standardize`` 231) and costs a dispatch
-# per primitive (``softplus`` of 8x64: 82 us op by op, 5 us as one program; jax 7 us).
+# ``jnp.linalg``'s factorisations and norms, ``jnp``'s nan-reductions, quantiles, ``cov``,
+# ``polyval``, ``convolve``, ... An eager call of one is one call of a cached compiled program,
+# with XLA's rounding of the fused program. Run op by op, the same function rounds as NumPy does
+# (its ``exp``, ``log1p``, ``tanh`` and its sums differ from XLA's in float32's last place:
+# ``silu`` 116 of 512 values, ``standardize`` 231, ``cov`` 195 of 256, ``nanmean`` 12 of 16)
+# and costs a dispatch per primitive (``softplus`` of 8x64: 82 us op by op, 5 us as one program,
+# jax 7 us; ``nanvar`` 204 -> 15 us, ``corrcoef`` 355 -> 16 us). The price is JAX's: the first
+# call for each new shape compiles (30-60 ms, where op by op took under a millisecond).
+# Single-primitive functions (``exp``, ``sum``, ``cumsum``, ``clip``) stay op by op: a compiled
+# call costs more than NumPy's step, and their bits are the catalog's business (float32
+# transcendental functions and sums are NumPy's eagerly, XLA's under jit); so does ``ldexp``
+# (XLA's CPU code flushes subnormal results; NumPy's are exact).
 #
 # ``jitted_eagerly(static_argnames=JAX's)``, applied where the function is defined, makes an eager
 # call -- the evaluation trace current, no mesh in context, every dynamic argument an Array, a
@@ -23,10 +30,12 @@ Layer: kernel. Imports ``core``, ``array`` and ``hooks`` (``hooks.library_jit``,
 # traces inline, as JAX's ``jit(inline=True)``: jaxprs and derivatives are what they were (eager
 # ``grad`` keeps its cached NumPy programs, NOTE: [eager grad program cache]). Any other call (a
 # list operand, ``axis=[0, 1]``, an Array ``alpha`` where funcgrad needs a Python value) runs op
-# by op, and so does every call until ``funcgrad.jitting`` is imported (``import jax`` under
-# ``funcgrad.as_jax``, ``funcgrad.jit``/``grad`` do). A few parameters JAX traces are static here
-# (``leaky_relu``'s ``negative_slope``, ``elu``/``celu``'s ``alpha``, ``squareplus``'s ``b``:
-# their formulas take Python values), so each value is one more program. Functions JAX does not
+# by op, a function whose trace needed a dynamic argument's value (a ConcretizationTypeError)
+# runs op by op from then on, and so does every call until ``funcgrad.jitting`` is imported
+# (``import jax`` under ``funcgrad.as_jax``, ``funcgrad.jit``/``grad`` do). A few parameters JAX
+# traces are static here (``leaky_relu``'s ``negative_slope``, ``elu``/``celu``'s ``alpha``,
+# ``squareplus``'s ``b``, ``nanvar``'s ``ddof``, ``trace``'s ``offset``: funcgrad's formulas take
+# Python values), so each value is one more program. Functions JAX does not
 # jit (``softmax``, ``gelu``, ``logsumexp``, ``one_hot``) stay op by op, as jax's run one primitive
 # at a time. Tests: tests/surface/nn/test_nn.py, tests/surface/numpy/test_linalg.py (bits against
 # jax's eager calls); scipy.special's jitted functions take ``library_jit`` whole (NOTE: [special
@@ -43,6 +52,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.errors import ConcretizationTypeError
 from funcgrad.kernel.hooks import hooks
 
 _EvalTrace = core.EvalTrace
@@ -81,10 +91,9 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
     """
     if fn is None:
         return functools.partial(jitted_eagerly, static_argnames=tuple(static_argnames))
-    statics = frozenset(static_argnames)
     params = list(inspect.signature(fn).parameters.values())
+    statics = frozenset(static_argnames) & {p.name for p in params}  # (JAX's names fn has)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    # Positions of the static parameters, and whether ``*args`` collects dynamic operands.
     static_at = frozenset(i for i, p in enumerate(positional) if p.name in statics)
     compiled = None
 
@@ -110,8 +119,16 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
             elif not _operand(v):
                 return fn(*args, **kwargs)
         if compiled is None:
-            compiled = hooks.library_jit(fn, static_argnames=tuple(statics))
-        return compiled(*args, **kwargs)
+            compiled = hooks.library_jit(fn, static_argnames=tuple(sorted(statics)))
+        elif compiled is False:
+            return fn(*args, **kwargs)
+        try:
+            return compiled(*args, **kwargs)
+        except ConcretizationTypeError:
+            # A dynamic argument funcgrad's formula needs as a Python value (JAX traces it): this
+            # function runs op by op from now on, as before.
+            compiled = False
+            return fn(*args, **kwargs)
 
     call.__wrapped_eagerly__ = fn  # (the op-by-op function, for tests comparing the two routes)
     return call

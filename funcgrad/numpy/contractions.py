@@ -19,6 +19,7 @@ import numpy as np
 import opt_einsum
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
@@ -180,6 +181,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, ((a.ndim - 1,), (contract_b,)), ((), ()), preferred_element_type, precision)
 
 
+@jitted_eagerly(static_argnames=("precision", "preferred_element_type"))
 def vdot(a, b, /, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating ``a`` if it is complex (``sum(conj(a) * b)``).
 
@@ -205,6 +207,7 @@ def inner(a, b, /, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)), ((), ()), preferred_element_type, precision)
 
 
+@jitted_eagerly
 def outer(a, b, out=None):
     """Outer product of the flattened vectors.
 
@@ -304,6 +307,7 @@ def diagonal_mask(n: int, m: int, offset: int):
     return constant(np.eye(n, m, offset, dtype=bool), np.bool_)
 
 
+@jitted_eagerly(static_argnames=("offset", "axis1", "axis2", "dtype"))
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """Sum along a diagonal of the ``(axis1, axis2)`` planes.
 
@@ -330,6 +334,7 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
     return reductions.sum(masked, axis=(ax1, ax2), dtype=dtype)
 
 
+@jitted_eagerly
 def kron(a, b):
     """Kronecker product (blocks of ``a[i] * b``).
 
@@ -345,6 +350,7 @@ def kron(a, b):
     return reshape(multiply(a_exp, b_exp), tuple(x * y for x, y in zip(a.shape, b.shape)))
 
 
+@jitted_eagerly(static_argnames=("axisa", "axisb", "axisc", "axis"))
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None):
     """Cross product of 3-vectors (or 2-vectors) along the given axes.
 

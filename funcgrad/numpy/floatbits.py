@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad._control_flow import while_loop
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -357,6 +358,7 @@ def unpackbits(a, axis=None, count=None, bitorder: str = "big"):
     return moveaxis(bits, -1, axis)
 
 
+@jitted_eagerly
 def i0(x, /):
     """The modified Bessel function of the first kind of order 0 (``np.i0``), differentiable.
 
@@ -370,6 +372,7 @@ def i0(x, /):
     return exp(x * sign(x)) * sp.bessel_i0e_p.bind(x)
 
 
+@jitted_eagerly(static_argnames=("axis",))
 def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):
     """Unwrap phase angles: remove jumps larger than ``discont`` (default ``period / 2``) along
     ``axis`` by adding multiples of ``period``.

@@ -18,6 +18,7 @@ from funcgrad._shardings import NamedSharding, resolve
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import reductions, sorting
 from funcgrad.numpy._core import (
     array_of_stand_in,
@@ -252,6 +253,7 @@ def _nanarg(fn, fill, a, axis, keepdims):
     return select(all_nan, constant(-1, res.dtype), res)
 
 
+@jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanquantile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
 ):
@@ -265,6 +267,7 @@ def nanquantile(
     return sorting.nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=True, weights=weights)
 
 
+@jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanpercentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
 ):
@@ -279,6 +282,7 @@ def nanpercentile(
     return nanquantile(a, q / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 
+@jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """``median`` ignoring NaNs.
 
@@ -313,6 +317,7 @@ def _power(x, p: int):
     return ew.integer_pow(x, p)
 
 
+@jitted_eagerly(static_argnames=("unroll",))
 def polyval(p, x, *, unroll: int = 16):
     """Evaluate the polynomial with coefficients ``p`` (highest degree first) at ``x`` (Horner).
     As in NumPy, ``p`` may have more dimensions: the coefficients run along its first axis and
@@ -335,6 +340,7 @@ def polyval(p, x, *, unroll: int = 16):
     return out
 
 
+@jitted_eagerly(static_argnames=("rowvar", "bias", "ddof", "dtype"))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None):
     """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``, optionally
     with integer frequency weights ``fweights`` and observation weights ``aweights`` (NumPy's
@@ -407,6 +413,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return reshape(out, ()) if out.shape == (1, 1) else out
 
 
+@jitted_eagerly(static_argnames=("rowvar", "dtype"))
 def corrcoef(x, y=None, rowvar=True, dtype=None):
     """Pearson correlation coefficients (``cov`` normalised by the standard deviations), in
     ``dtype`` (a float or complex type, JAX's keyword) when given.

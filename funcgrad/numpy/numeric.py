@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     array_of_stand_in,
@@ -149,6 +150,7 @@ def copy(a, order=None):
 # Differences
 
 
+@jitted_eagerly(static_argnames=("n", "axis"))
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """The ``n``-th discrete difference along ``axis`` (booleans: ``!=``, as NumPy).
 
@@ -213,6 +215,7 @@ def _slice(a, start, stop, axis):
     return st.slice_in_dim(a, start, max(stop, start), 1, axis)
 
 
+@jitted_eagerly(static_argnames=("axis", "edge_order"))
 def gradient(f, *varargs, axis=None, edge_order: int = 1):
     """Second-order accurate central differences in the interior and first- or second-order
     one-sided differences at the boundaries (NumPy's ``gradient``).
@@ -324,6 +327,7 @@ def _lin3(coefs, u, v, w):
 # Integration
 
 
+@jitted_eagerly(static_argnames=("axis",))
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``).
 
@@ -405,6 +409,7 @@ def _convolve(a, v, mode, name, precision, preferred_element_type):
     return st.rev(out, (0,)) if reverse_out else out
 
 
+@jitted_eagerly(static_argnames=("mode", "precision", "preferred_element_type"))
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
     """Discrete linear convolution of two 1-D arrays (modes ``full``, ``same``, ``valid``), as one
     convolution primitive; ``precision``/``preferred_element_type`` as in ``lax.conv``.
@@ -415,6 +420,7 @@ def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type
     return _convolve(a, v, mode, "convolve", precision, preferred_element_type)
 
 
+@jitted_eagerly(static_argnames=("mode", "precision", "preferred_element_type"))
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
     """Cross-correlation of two 1-D arrays: ``c[k] = sum_n a[n + k] * conj(v[n])`` (NumPy's modes).
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.kernel.templates import named_alias, template_public_functions
 from funcgrad.numpy._core import (
     asarray,
@@ -365,6 +366,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
     return _keepdims(red.reduce_or_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
 
 
+@jitted_eagerly(static_argnames=("axis", "keepdims"))
 def count_nonzero(a, axis=None, keepdims=False):
     """Number of non-zero elements over ``axis`` (an int64 count).
 
@@ -376,6 +378,7 @@ def count_nonzero(a, axis=None, keepdims=False):
     return _keepdims(counts, a.shape, axes, keepdims)
 
 
+@jitted_eagerly(static_argnames=("equal_nan",))
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
     """Whether all elements of ``a`` and ``b`` are close (see ``isclose``); a 0-d boolean Array.
 
@@ -590,6 +593,7 @@ def _nan_replaced(a, fill):
     return select(isnan(a), constant(fill, a.dtype), a)
 
 
+@jitted_eagerly(static_argnames=("axis", "dtype", "keepdims"))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``sum`` treating NaNs as zero.
 
@@ -600,6 +604,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     return sum(_nan_replaced(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
+@jitted_eagerly(static_argnames=("axis", "dtype", "keepdims"))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``prod`` treating NaNs as one.
 
@@ -623,6 +628,7 @@ def _nan_extremum(fn, for_max, a, axis, out, keepdims, initial, where):
     return select(all_nan, constant(np.nan, a.dtype), res)
 
 
+@jitted_eagerly(static_argnames=("axis", "keepdims"))
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """``max`` ignoring NaNs (NaN for all-NaN slices).
 
@@ -632,6 +638,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _nan_extremum(max, True, a, axis, out, keepdims, initial, where)
 
 
+@jitted_eagerly(static_argnames=("axis", "keepdims"))
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """``min`` ignoring NaNs (NaN for all-NaN slices).
 
@@ -649,6 +656,7 @@ def _not_nan_mask(a, where):
     return keep
 
 
+@jitted_eagerly(static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):  # (JAX's: where positional)
     """``mean`` ignoring NaNs.
 
@@ -667,6 +675,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):  # 
     return ew.div_p.bind(total, count)
 
 
+@jitted_eagerly(static_argnames=("axis", "dtype", "keepdims", "ddof"))
 def nanvar(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None, *, correction=None
 ):
@@ -683,6 +692,7 @@ def nanvar(
     )
 
 
+@jitted_eagerly(static_argnames=("axis", "dtype", "keepdims", "ddof"))
 def nanstd(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None, *, correction=None
 ):

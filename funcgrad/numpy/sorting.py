@@ -17,6 +17,7 @@ import numpy as np
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     _flags,
@@ -467,6 +468,7 @@ def _lerp(a, b, t):
     return select(ew.ge_p.bind(t, constant(0.5, dtype)), high, low)
 
 
+@jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def quantile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
 ):
@@ -662,6 +664,7 @@ def _per_slice(sorted_, idx):
     return getitem(sorted_, (idx, *iotas))
 
 
+@jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 @takes_out_sharding(in_auto_axes=True)  # (JAX: a sort along a split axis, laid out by XLA)
 def percentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
@@ -690,6 +693,7 @@ def percentile(
     )
 
 
+@jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims"))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median along ``axis`` (the mean of the two middle values for even lengths).
 

@@ -18,6 +18,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.kernel.templates import named_alias, template_public_functions
 from funcgrad.numpy._core import (
     asarray,
@@ -359,6 +360,7 @@ def _complex_logaddexp(x1, x2, exp_p, scale, half=np.pi):
 # hypot and sinc
 
 
+@jitted_eagerly
 def hypot(x1, x2, /):
     """``sqrt(x1**2 + x2**2)`` without overflow; the derivative at (0, 0) is 0, not NaN.
 
@@ -416,6 +418,7 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
     return _sinc_maclaurin(k, x), ew.mul_p.bind(t, _sinc_maclaurin(k + 1, x))
 
 
+@jitted_eagerly
 def sinc(x, /):
     """The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0, with exact derivatives of every order at 0.
 
@@ -657,6 +660,7 @@ def copysign(x1, x2, /):
     return select(signbit(x2), ew.neg_p.bind(mag), mag)
 
 
+@jitted_eagerly
 def heaviside(x1, x2, /):
     """The Heaviside step: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0`` (NaN stays NaN).
 
@@ -674,6 +678,7 @@ def heaviside(x1, x2, /):
     return ew.convert_element_type(out, aval(out).dtype, weak_type=False) if strong else out
 
 
+@jitted_eagerly(static_argnames=("copy",))
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's extremes).
 
@@ -696,6 +701,7 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     return select(ew.eq_p.bind(x, constant(-np.inf, dtype)), constant(neginf, dtype), out)
 
 
+@jitted_eagerly(static_argnames=("equal_nan",))
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
     """Elementwise ``|a - b| <= atol + rtol * |b|``, with infinities equal only to themselves.
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import Tracer, concrete_value
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     aval,
@@ -286,6 +287,7 @@ def _float_floor_divide(x1, x2):
     return select(ew.eq_p.bind(x2, zero), true_div, out)
 
 
+@jitted_eagerly
 def floor_divide(x1, x2, /):
     """Elementwise ``x1 // x2``, rounding toward negative infinity (NumPy semantics); zero derivative.
 
@@ -302,6 +304,7 @@ def floor_divide(x1, x2, /):
     return _int_floor_divide(x1, x2) if _is_int(x1) else _float_floor_divide(x1, x2)
 
 
+@jitted_eagerly
 def remainder(x1, x2, /):
     """Elementwise remainder with the sign of the divisor (Python's and NumPy's ``%``).
 
