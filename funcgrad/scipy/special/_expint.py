@@ -464,9 +464,12 @@ def _expn_impl(n, x):
     safe_n = fnp.where(series | fraction, n, 1.0)
     out = fnp.where(fraction, _expn_fraction(safe_x, safe_n, fraction), _expn_series(safe_x, safe_n, series))
     out = fnp.where(large_n, _expn_asymptotic(x, n), out)
-    out = fnp.where((n == 0) & (x >= 0), fnp.exp(-x) / x, out)
     out = fnp.where((x == 0) & (n >= 2), 1.0 / fnp.maximum(n - 1.0, 1.0), out)
     out = fnp.where((x == 0) & (n < 2), np.inf, out)
+    # E_0 = exp(-x)/x after the zeros, as JAX's piecewise (its later condition wins): -inf at -0.0,
+    # and NaN at inf (JAX's continued fraction there); exp1's derivative is -E_0
+    e0 = fnp.where(x == np.inf, np.nan, fnp.exp(-x) / x)
+    out = fnp.where((n == 0) & (x >= 0), e0, out)
     # 0 < n < 1 with 0 < x <= 1 has no branch above (the series needs n >= 1): NaN there, as jax,
     # not the disabled series' leftover value (issue 33).
     uncovered = ~(fraction | series | large_n | (n == 0) | (x == 0))
@@ -593,9 +596,12 @@ def _spence(x):
     return fnp.where(x < 0.0, np.nan, out)
 
 
-# d/dx spence = log(x) / (1 - x), -1 at x = 1 (JAX differentiates the branches and gets NaN for
-# x > 1: the unselected log(1 - x) branch poisons the where); 0 for x <= 0, where JAX's piecewise
-# takes a constant branch (NaN below 0, pi**2/6 at 0: fuzzer, seed 13017, gave NaN and -inf).
+# d/dx spence = log(x) / (1 - x); 0 at x = 1 and for x <= 0, where JAX's piecewise takes a constant
+# branch (0 at 1, NaN below 0, pi**2/6 at 0: fuzzer, seed 13017, gave NaN and -inf; the limit -1 at
+# 1 was jax's 0 in every mode: the progz probe). JAX differentiates the branches: its forward mode
+# gives log(x) / (1 - x) for 1 < x <= 2, its reverse mode NaN there (the unselected log(1 - x)
+# branch poisons the where's transpose): funcgrad gives the forward mode's value in both (the
+# divergence table's jax-spence-reverse-derivative).
 _spence.defjvps(
     lambda t, ans, x: (
         t
@@ -603,7 +609,7 @@ _spence.defjvps(
             x <= 0.0,
             0.0,
             fnp.where(
-                x == 1.0, -1.0, fnp.log(fnp.where(x <= 0.0, 1.0, x)) / (1.0 - fnp.where(x == 1.0, 0.0, x))
+                x == 1.0, 0.0, fnp.log(fnp.where(x <= 0.0, 1.0, x)) / (1.0 - fnp.where(x == 1.0, 0.0, x))
             ),
         )
     )

@@ -237,11 +237,6 @@ def _trapezoid_of_inf(outcome) -> bool:
     )
 
 
-def _nan_where_jax_is_finite(outcome, names) -> bool:
-    """funcgrad gives NaN where jax gives a number, in a program with one of ``names`` and NaN inputs."""
-    return bool(_ops(outcome) & names) and _has_input(outcome, np.isnan) and _nan_subset(outcome, fewer=False)
-
-
 def _derivative_order(outcome) -> int:
     orders = {"grad": 1, "value_and_grad": 1, "jvp": 1, "vjp": 1, "jacfwd": 1, "jacrev": 1, "hessian": 2}
     return sum(orders.get(kind, 0) for kind, _ in outcome.case.stack)
@@ -687,14 +682,6 @@ DOCUMENTED: list[Divergence] = [
         _i0_curvature_at_zero,
     ),
     Divergence(
-        "bessel-i1e-derivative-at-nan",
-        "The derivative of `i1e` at NaN.",
-        "funcgrad's derivative of `i1e` is NaN at NaN; jax's rule selects a finite branch (0.5, its "
-        "value at 0).",
-        "`jvp(special.i1e, (nan,), (1.0,))[1]`: nan (jax: 0.5)",
-        lambda outcome: _nan_where_jax_is_finite(outcome, {"special.i1e", "lax.bessel_i1e"}),
-    ),
-    Divergence(
         "ldexp-derivative-at-zero-and-specials",
         "The derivative of `ldexp(x, n)` with respect to x at 0, inf and NaN.",
         "funcgrad's `ldexp` is `x * 2**n`, whose derivative is `2**n` everywhere; jax's passes x through "
@@ -970,6 +957,19 @@ DOCUMENTED: list[Divergence] = [
         "`grad(lambda a: special.xlogy(2, a))(0.5)`: 4.0 (jax: TypeError); "
         "`grad(lambda s: stats.gumbel_r.logpdf(1.0, 0.0, s))(2.0)`: -0.4016 (jax: TypeError)",
         _jax_xlogy_of_an_integer,
+    ),
+    Divergence(
+        "jax-spence-reverse-derivative",
+        "Reverse-mode derivatives (`grad`, `vjp`, `jacrev`) of `scipy.special.spence` at 1 < x <= 2.",
+        "jax differentiates its piecewise formula: forward mode (`jvp`, `jacfwd`) gives log(x)/(1-x), "
+        "reverse mode NaN (the unselected branch's log(1 - x) poisons the where's transpose); funcgrad "
+        "gives the forward mode's value in both.",
+        "`grad(special.spence)(1.5)`: -0.811 (jax: nan; jax's `jvp`: -0.811)",
+        lambda outcome: (
+            _differentiates(outcome)
+            and "special.spence" in _ops(outcome)
+            and _nan_subset(outcome, fewer=True)
+        ),
     ),
     Divergence(
         "subset-by-index-on-cpu",

@@ -432,11 +432,23 @@ def test_spence_derivative_is_zero_where_jax_takes_a_constant_branch():
     # Fuzzer find (seed 13017: jacrev of norm.ppf(spence(x)) at x < 0 was NaN, jax 0): JAX's
     # piecewise spence is NaN below 0 and pi**2/6 at 0, constants whose derivative is 0.
     jax = pytest.importorskip("jax")
-    for x in (-2.5, -1.0, 0.0, 0.5, 2.5):
+    for x in (-2.5, -1.0, 0.0, 0.5, 1.0, 2.5):  # (1.0: JAX's constant 0 there, in every mode)
         got = funcgrad.grad(funcgrad.scipy.special.spence)(x)
         with jax.enable_x64(True):  # (funcgrad's mode here)
             want = jax.grad(jax.scipy.special.spence)(x)
         np.testing.assert_allclose(float(got), float(want), rtol=1e-12)
+
+
+def test_expn_of_order_zero_and_exp1_derivative_at_the_edges_as_jax():
+    # E_0 = exp(-x)/x wins over the zero clauses in JAX's piecewise (-inf at -0.0) and is NaN at inf;
+    # exp1' = -E_0 (the progz probe: funcgrad's exp1' was -inf at -0.0, -0 at inf)
+    jax = pytest.importorskip("jax")
+
+    x = np.array([-0.0, 0.0, 0.5, 2.0, np.inf, np.nan], np.float32)
+    np.testing.assert_array_equal(np.asarray(fs.expn(0, x)), np.asarray(jax.scipy.special.expn(0, x)))
+    got = funcgrad.jit(funcgrad.vmap(funcgrad.grad(fs.exp1)))(x)
+    want = jax.jit(jax.vmap(jax.grad(jax.scipy.special.exp1)))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["gamma", "loggamma", "erfcx"])
