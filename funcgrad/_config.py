@@ -60,6 +60,9 @@ value and what to do instead:
                                 checked against the primal inputs' shapes (JAX's flag).
 ``jax_disable_vmap_shmap_error`` False (default) or True: ``vmap(spmd_axis_name=names)`` of a
                                 shard_map whose specs name those axes is not refused (JAX's flag).
+``jax_remove_size_one_mesh_axis_from_type`` False (default) or True: explicit mesh axes of size 1
+                                are left out of values' types (``P('x', 'y')`` on a (2, 1) mesh is
+                                typed ``P('x', None)``; JAX's flag).
 ``jax_softmax_custom_jvp``      False (JAX's default): ``nn.softmax`` is differentiated through its
                                 formula; True: through the rule ``y * (t - sum(y * t))`` (JAX's flag).
 ``jax_traceback_filtering``     how a traceback boundary (jit's call, grad, vmap, jvp, vjp, the

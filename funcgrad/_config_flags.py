@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import _disable_jit, _jit_route, _key_reuse, _transfer_guard, debug, xla_bridge
+from funcgrad import _disable_jit, _jit_route, _key_reuse, _sharding_types, _transfer_guard, debug, xla_bridge
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
@@ -385,6 +385,12 @@ _FLAG_LIST = [
         False,
         _bool("jax_disable_vmap_shmap_error"),
         _sharding_prims.set_vmap_shmap_error_disabled,
+    ),
+    _Flag(
+        "jax_remove_size_one_mesh_axis_from_type",
+        False,
+        _bool("jax_remove_size_one_mesh_axis_from_type"),
+        _sharding_types.set_remove_size_one_axes,
     ),
     _Flag(
         "jax_softmax_custom_jvp",

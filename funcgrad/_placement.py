@@ -37,7 +37,7 @@ import numpy as np
 import funcgrad.xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
 from funcgrad import (
     _array_assembly,
-    _sharding_types,  # noqa: F401 - registers the types of sharded values with the kernel
+    _sharding_types,  # (and registers the types of sharded values with the kernel)
     _transfer_guard,
     kernel,
     xla_bridge,
@@ -654,6 +654,8 @@ def _assert_sharding(v, s: NamedSharding) -> None:
     have = _sharding_rules.spec_of(aval)
     given = tuple(s.spec) + (None,) * (aval.ndim - len(s.spec))
     want = s.spec._normalized(aval.ndim, "with_sharding_constraint")
+    typed = set(_sharding_types.typed_axes(s.mesh.abstract_mesh))  # (size-1 axes out, by a flag)
+    want = tuple(tuple(n for n in w if n in typed) for w in want)
     if any(g is not PartitionSpec.UNCONSTRAINED and h != w for h, w, g in zip(have, want, given)):
         shown = PartitionSpec(*(None if not d else d[0] if len(d) == 1 else d for d in have))
         raise AssertionError(

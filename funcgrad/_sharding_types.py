@@ -31,6 +31,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.primitives import _sharding_rules as sr
 from funcgrad.primitives import _unreduced_rules as ur
+from funcgrad.xla_bridge import spmd
 
 __all__ = [
     "check_carry_types",
@@ -50,13 +51,30 @@ def _entry(dim: tuple):
     return None if not dim else (dim[0] if len(dim) == 1 else tuple(dim))
 
 
+def set_remove_size_one_axes(on: bool) -> None:
+    """``jax_remove_size_one_mesh_axis_from_type``: whether explicit mesh axes of size 1 are left
+    out of types (JAX's flag; the values' layouts are the same either way). The bridge keeps the
+    state: a jitted result is then given its type's sharding where XLA's layout is the same."""
+    spmd.remove_size_one_axes[0] = bool(on)
+
+
+def typed_axes(am: AbstractMesh) -> tuple:
+    """The mesh axes a type may name: the explicit ones (those of size 1 left out under
+    ``jax_remove_size_one_mesh_axis_from_type``)."""
+    explicit = am.explicit_axes
+    if spmd.remove_size_one_axes[0] and explicit:
+        sizes = dict(zip(am.axis_names, am.axis_sizes))
+        explicit = tuple(n for n in explicit if sizes.get(n) != 1)
+    return explicit
+
+
 def type_sharding(am: AbstractMesh, spec, unreduced=frozenset(), reduced=frozenset()) -> NamedSharding | None:
     """The sharding an aval holds for ``spec`` (one tuple of axis names per dimension) over
     ``am``: its explicit axes only, one entry per dimension; ``None`` when ``am`` has no explicit
     axis (the Auto mode's types are unchanged). Interned, so equal types are usually one object."""
-    explicit = am.explicit_axes
-    if not explicit:
+    if not am.explicit_axes:
         return None
+    explicit = typed_axes(am)
     entries = tuple(_entry(tuple(n for n in dim if n in explicit)) for dim in spec)
     unreduced = frozenset(unreduced) & frozenset(explicit)
     reduced = frozenset(reduced) & frozenset(explicit)

@@ -32,6 +32,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives import sharding as _sharding_prims
 from funcgrad.tree_util import _prefix_error
+from funcgrad.xla_bridge import spmd as spmd_bridge
 
 
 def _mapped_size(leaf, axis):
@@ -325,6 +326,9 @@ def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:
         return
     entry = tuple(s.spec)[d] if d < len(s.spec) else None
     have = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+    if spmd_bridge.remove_size_one_axes[0]:  # (jax_remove_size_one_mesh_axis_from_type: as types)
+        sizes = dict(zip(s.mesh.axis_names, s.mesh.axis_sizes))
+        spmd = tuple(n for n in spmd if sizes.get(n) != 1)
     if have and have != spmd:
         raise ValueError(
             "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is allowed. Got "

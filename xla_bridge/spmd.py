@@ -139,6 +139,11 @@ def _in_memory(spec, s):
     return spec if kind is None else Placed(spec, kind)
 
 
+# (config jax_remove_size_one_mesh_axis_from_type, set by funcgrad._sharding_types: types leave
+# explicit axes of size 1 out, and a jitted result laid out as its type is given the type's spec)
+remove_size_one_axes = [False]
+
+
 def _typed_spec(aval, mesh, mixed: bool = False):
     """``(mesh, spec)`` of a result typed with a sharding on explicit mesh axes (NOTE: [sharding
     in types]), or None: the partitioner chooses. On a mesh with Auto axes too, only with
@@ -267,9 +272,13 @@ def _build(
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape)) if mesh is not None else {}
     for j, s in enumerate(out_shardings):
         typed = _typed_spec(closed.out_avals[j], mesh, mixed=True) if s is None else None
-        if typed is None or not any(typed[1]):
+        if typed is None or not (any(typed[1]) or remove_size_one_axes[0]):
             continue
-        if len(devices) == 1 or any(sizes.get(n) == 1 for d in typed[1] for n in d):
+        if (
+            len(devices) == 1
+            or remove_size_one_axes[0]
+            or any(sizes.get(n) == 1 for d in typed[1] for n in d)
+        ):
             named = sharded.named_sharding(mesh, typed[1])
             if len(devices) == 1 or sharded.same_layout(
                 named, exe.out_shardings[j], closed.out_avals[j].ndim

@@ -218,3 +218,41 @@ def test_empty_mesh_shardings_are_refused_not_aborted():
     assert ours == run(jax, js, jax_mesh.empty_concrete_mesh)
     with pytest.raises(ValueError, match="empty mesh"):
         funcgrad.device_put(np.ones(3), fs.NamedSharding(fs.Mesh(np.empty((), dtype=object), ()), fs.P()))
+
+
+@pytest.mark.parametrize(
+    "spec, typed", [(("x", "y"), ("x", None)), ((("x", "y"),), ("x", None)), (("y",), (None, None))]
+)
+def test_remove_size_one_mesh_axis_from_type(spec, typed):
+    # JAX's flag jax_remove_size_one_mesh_axis_from_type: explicit axes of size 1 leave types, a
+    # constraint naming them still asserts, and the result has the type's sharding
+    # (pjit_test test_remove_size_one_mesh_axis, test_spmd_axis_name_explicit_mode_assert_remove_one_size).
+    x = np.arange(16, dtype=np.int32).reshape(8, 2)
+
+    def run(lib, sh, flag):
+        mesh = lib.make_mesh((2, 1), ("x", "y"), axis_types=(sh.AxisType.Explicit,) * 2)
+        P = sh.PartitionSpec
+        with flag(True), lib.set_mesh(mesh):
+            a = lib.device_put(x, P(*spec))
+            inner = []
+
+            @lib.jit
+            def f(v):
+                inner.append(tuple(lib.typeof(v).sharding.spec))
+                return lib.lax.with_sharding_constraint(v * 2, P(*spec))
+
+            out = f(a)
+            g = lib.jit(lib.vmap(lambda r: r * 2, spmd_axis_name=("x", "y")))
+            vm = g(lib.device_put(x, P(("x", "y"))))
+            return inner, tuple(out.sharding.spec), np.asarray(out), tuple(vm.sharding.spec)
+
+    from jax._src import config as jax_config
+
+    from funcgrad import _config
+
+    ours = run(funcgrad, fs, lambda on: _config._scoped("jax_remove_size_one_mesh_axis_from_type", on))
+    theirs = run(jax, js, jax_config.remove_size_one_mesh_axis_from_type)
+    assert ours[0] == [typed] and theirs[0] == [typed]
+    assert ours[1] == theirs[1] == typed
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    assert ours[3] == theirs[3]
