@@ -43,12 +43,14 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import (
     Zero,
+    ct_aval,
     instantiate,
     is_undefined_primal,
     is_zero_series,
     jvp_jaxpr,
     tangent_aval,
     transpose_jaxpr,
+    transpose_jaxpr_nonzero,
     zero_series,
 )
 from funcgrad.kernel.array import Array
@@ -373,11 +375,41 @@ def _cond_transpose(cts, index, *ops_, branches):
         raise ValueError("cond is not linear in its branch index")
     linear = [is_undefined_primal(a) for a in ops_]
     ct_zero = [type(ct) is Zero for ct in cts]
-    transposed = tuple(transpose_jaxpr(b, linear, ct_zero) for b in branches)
     nonlin = [a for a in ops_ if not is_undefined_primal(a)]
+    # As JAX's transpose (_cond_transpose_fancy): a linear operand no branch uses gets a symbolic
+    # zero, not computed zeros, which the operand's own transpose would multiply: grad of
+    # cond(p, lambda a, b: 2 * a, ..., x, cos(x)) at x = inf was 0 * -sin(inf) = NaN (jax: 2; the
+    # lax-parameter fuzzer, seed 20016)
+    ct_avals = [ct_aval(a.aval) for a in ops_ if is_undefined_primal(a)]
+    split = [transpose_jaxpr_nonzero(b, linear, ct_zero) for b in branches]
+    used = [any(nz[i] for _, _, nz in split) for i in range(len(ct_avals))]
+    if any(items for _, items, _ in split):  # (Refs written by a branch's backward pass: every one)
+        transposed, used = (
+            tuple(transpose_jaxpr(b, linear, ct_zero) for b in branches),
+            [True] * len(ct_avals),
+        )
+    else:
+        transposed = tuple(_widened(t, nz, used, ct_avals) for t, _, nz in split)
     outs = cond_p.bind(index, *nonlin, *[ct for ct in cts if type(ct) is not Zero], branches=transposed)
-    it = iter(outs)
-    return [None, *[next(it) if lin else None for lin in linear]]
+    it, lin_avals = iter(outs), iter(zip(used, ct_avals))
+    return [None, *[_next_ct(it, *next(lin_avals)) if lin else None for lin in linear]]
+
+
+def _next_ct(outs, used, aval):
+    return next(outs) if used else Zero(aval)
+
+
+def _widened(transposed, nonzero, used, ct_avals):
+    """A branch's transposed jaxpr (its nonzero cotangents only) giving every cotangent some
+    branch gives (``used``): zeros where this branch's is a symbolic zero."""
+    if list(nonzero) == list(used):
+        return transposed
+
+    def fn(*xs):
+        outs = iter(core.eval_jaxpr(transposed.jaxpr, transposed.consts, *xs))
+        return [next(outs) if nz else hooks.zeros(a) for nz, u, a in zip(nonzero, used, ct_avals) if u]
+
+    return trace_to_jaxpr(fn, transposed.in_avals)
 
 
 def _lane_masked_checks(index, branch: int):

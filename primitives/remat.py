@@ -378,7 +378,10 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
     # does the same, and its jaxprs, which JAX's remat tutorial prints, hold no barrier either).
     # (non-linear inputs..., cotangents...), traced on the cotangents' own weak types (as jit's)
     # The backward pass may write Refs (NOTE: [state written by a backward pass]).
-    backward, items = ad.transpose_jaxpr_with_state(
+    # Its outputs are the cotangents that are not symbolic zeros: an input the body never uses
+    # linearly gets Zero, as JAX's (grad of checkpoint(lambda a, b: 2 * a)(x, cos(x)) at x = inf
+    # was 0 * -sin(inf) = NaN; the lax-parameter fuzzer, session 18)
+    backward, items, nonzero = ad.transpose_jaxpr_nonzero(
         jaxpr, list(linear), None, [core.get_aval(c).weak_type for c in cts]
     )
     written = WrittenState(items)
@@ -390,10 +393,13 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
         policy=policy,
         differentiated=True,
     )
-    n_lin = sum(linear)
-    written.write(outs[n_lin:])
-    it = iter(outs[:n_lin])
-    return [next(it) if lin else None for lin in linear]
+    n_nz = sum(nonzero)
+    written.write(outs[n_nz:])
+    it, nz = iter(outs[:n_nz]), iter(nonzero)
+    return [
+        (next(it) if next(nz) else ad.Zero(ad.ct_aval(a.aval))) if lin else None
+        for a, lin in zip(args, linear)
+    ]
 
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):

@@ -260,6 +260,14 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
         jaxpr = ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), jaxpr.consts)
         consts = [c for c, d in zip(consts, dead) if not d]
         nc = len(consts)
+    # (a linear xs the body never reads likewise: grad of scan(lambda c, t: (2 * c, None), x,
+    # cos(x)[None]) at x = inf was 0 * -sin(inf) = NaN, jax's 2; the lax-parameter fuzzer, session 18)
+    j = jaxpr.jaxpr
+    dead_x = [is_undefined_primal(x) and v not in live for x, v in zip(xs, j.invars[nc + ncar :])]
+    if any(dead_x):
+        invars = [*j.invars[: nc + ncar], *[v for v, d in zip(j.invars[nc + ncar :], dead_x) if not d]]
+        jaxpr = ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), jaxpr.consts)
+        xs = [x for x, d in zip(xs, dead_x) if not d]
     const_lin = [is_undefined_primal(c) for c in consts]
     xs_lin = [is_undefined_primal(x) for x in xs]
     ys_zero = [type(ct) is Zero for ct in ct_ys]
@@ -318,10 +326,11 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     written.write(st_final)
     it_c, it_x = iter(ct_consts), iter(ct_xs)
     ct_live = iter([next(it_c) if lin else None for lin in const_lin])
+    ct_live_x = iter([next(it_x) if lin else None for lin in xs_lin])
     return [
         *[None if d else next(ct_live) for d in dead],
         *ct_init,
-        *[next(it_x) if lin else None for lin in xs_lin],
+        *[None if d else next(ct_live_x) for d in dead_x],
     ]
 
 

@@ -626,3 +626,31 @@ def test_traced_scan_parameters_say_jax_words(kw):
         match=f"The `{kw}` argument to `scan` expects a concrete `int`",
     ):
         f(3)
+
+
+_UNUSED_OPERAND = {
+    "switch": lambda api, m, a: api.lax.switch(
+        (m.sum(a) > 0).astype(int), [lambda a, b: a * 2, lambda a, b: a * 3], a, m.cos(a)
+    ),
+    "scan_xs": lambda api, m, a: api.lax.scan(lambda c, t: (c * 2, None), a, m.cos(a)[None])[0],
+    "map": lambda api, m, a: api.lax.map(lambda p: p[0] * 2, (a, m.cos(a))),
+    "checkpoint": lambda api, m, a: api.checkpoint(lambda a, b: a * 2)(a, m.cos(a)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_UNUSED_OPERAND))
+def test_operand_the_body_does_not_use_has_a_zero_cotangent_as_jax(form):
+    # (the lax-parameter fuzzer, seed 20016) an operand of cond/switch, scan, map or checkpoint
+    # that the body never uses gets a symbolic-zero cotangent, as JAX's transposes: computed zeros
+    # reached cos's transpose as 0 * -sin(inf) = NaN
+    jax = pytest.importorskip("jax")
+    x = np.array([-np.inf, 1.0, 2.5], np.float32)
+
+    def derivatives(api, m):
+        h = lambda a: _UNUSED_OPERAND[form](api, m, a)  # noqa: E731
+        return [np.asarray(api.grad(lambda a: h(a).sum())(x)), np.asarray(api.jit(api.jacrev(h))(x))]
+
+    ours, theirs = derivatives(funcgrad, fnp), derivatives(jax, jax.numpy)
+    for got, want in zip(ours, theirs):
+        np.testing.assert_array_equal(got, want)
+    assert not np.isnan(ours[0]).any()
