@@ -436,6 +436,19 @@ def _jax_window_init_dtype_under_derivatives(outcome) -> bool:
     )
 
 
+def _jax_index_in_dim_at_batch_zero(outcome) -> bool:
+    # dynamic_index_in_dim past a size-0 dimension under a vmap of size 0: jax raises its slice
+    # TypeError (its wrapper's check), though the dynamic_slice it wraps computes the empty result
+    # under the same vmap; funcgrad computes both (session 18's lax fuzzer, seed 20026 eager)
+    return outcome.status == "mismatch" and any(
+        "_err(" in e
+        and "T.vmap(" in e
+        and re.search(r"lax\.dynamic_(update_)?index_in_dim\(", e)
+        and ".reshape((0, " in e
+        for _, e in outcome.case.steps
+    )
+
+
 _RAGGED_LIMITS = (
     "ragged_dot vmap over any dim but 0 - NYI",
     "Unimplemented grad_x_dims for ragged dot general",
@@ -935,6 +948,20 @@ DOCUMENTED: list[Divergence] = [
         "`x`: TypeError (jax: ValueError; without `jvp` both TypeError); the lax-parameter fuzzer's seed "
         "20015 (32-bit)",
         _jax_window_init_dtype_under_derivatives,
+    ),
+    Divergence(
+        "jax-index-in-dim-at-batch-zero",
+        "`lax.dynamic_index_in_dim`/`dynamic_update_index_in_dim` of an operand whose indexed dimension "
+        "has size 0, under a `vmap` of size 0 (the starts mapped).",
+        "jax is inconsistent: its `dynamic_index_in_dim` raises TypeError ('slice slice_sizes must be "
+        "less than or equal to operand shape') while the `dynamic_slice` it wraps, under the same "
+        "`vmap`, computes the empty result; funcgrad computes both (with one or more lanes both raise "
+        "TypeError).",
+        "`vmap(lambda x, s: lax.dynamic_index_in_dim(x, s[0]), in_axes=(None, 0))(np.zeros((0, 0)), "
+        "np.zeros((0, 2), np.int8))`: an empty (0, 1, 0) array (jax: TypeError; with "
+        "`lax.dynamic_slice(x, [s[0], s[1]], (1, 0))` jax too gives the empty array); the lax-parameter "
+        "fuzzer's seed 20026",
+        _jax_index_in_dim_at_batch_zero,
     ),
     Divergence(
         "jax-internal-float0-product",
