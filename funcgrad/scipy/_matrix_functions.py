@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.lax import linalg as lax_linalg
 from funcgrad.numpy import _linalg as _la
 from funcgrad.primitives import _matrix as mx
@@ -188,6 +189,7 @@ def _expm_2d(A, upper_triangular: bool, max_squarings: int):
     return fnp.where(n_squarings > max_squarings, np.nan, R)
 
 
+@jitted_eagerly(static_argnames=("upper_triangular", "max_squarings"))
 def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     """The matrix exponential, by scaling and squaring with Padé approximants (NaN when more
     than ``max_squarings`` squarings would be needed).
@@ -224,6 +226,7 @@ def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
     return (value, deriv) if compute_expm else deriv
 
 
+@jitted_eagerly(static_argnames=("side", "method"))
 @internal_promotion
 def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
     """Polar decomposition: ``(u, p)`` with ``a = u @ p`` (``side='right'``, ``p`` n x n) or

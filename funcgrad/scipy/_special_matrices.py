@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy._core import check_arraylike
 
 __all__ = [
@@ -355,6 +356,7 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
     return fnp.asarray(m.astype(dtype))
 
 
+@jitted_eagerly
 def block_diag(*arrs):
     """The block-diagonal matrix of the given (at most 2-D) arrays.
 

@@ -22,6 +22,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import _linalg as _la
 from funcgrad.numpy._core import check_arraylike
 from funcgrad.primitives import _matrix as mx
@@ -178,6 +179,7 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
     return x[..., 0] if vector else x
 
 
+@jitted_eagerly(static_argnames=("permute_l", "overwrite_a", "check_finite"))
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """LU decomposition ``a = p @ l @ u``: ``(p, l, u)``, or ``(p @ l, u)`` with ``permute_l``.
 
