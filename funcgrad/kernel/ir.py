@@ -553,6 +553,10 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    # (the jaxpr's variables, as JAX's ClosedJaxpr shows them)
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
     literals = property(lambda self: self.consts)  # JAX 0.10's name for the constants
     effects = property(lambda self: self.jaxpr.effects)
 

@@ -266,3 +266,18 @@ def test_pretty_print_takes_jaxs_use_color():
     # JAX's custom_api_test test_pretty_print calls jaxpr.pretty_print(use_color=False)
     cj = funcgrad.make_jaxpr(lambda x: x + 1.0)(np.ones(1, np.float32))
     assert cj.pretty_print(use_color=False) == str(cj) == cj.jaxpr.pretty_print(use_color=False)
+
+
+def test_closed_jaxpr_shows_its_jaxprs_variables():
+    # As JAX's ClosedJaxpr: constvars/invars/outvars/eqns are its jaxpr's, so
+    # core.eval_jaxpr(closed, (), *args) runs a closed jaxpr without constants (pjit_test
+    # test_config_remove_size_one_mesh_axis_roundtrip).
+    closed = funcgrad.make_jaxpr(lambda x, y: x + y)(1.0, 2.0)
+    j = closed.jaxpr
+    assert (closed.constvars, closed.invars, closed.outvars, closed.eqns) == (
+        j.constvars,
+        j.invars,
+        j.outvars,
+        j.eqns,
+    )
+    assert float(funcgrad.core.eval_jaxpr(closed, (), 1.0, 2.0)[0]) == 3.0
