@@ -256,14 +256,24 @@ def reduce_prod(x, axes):
 # Boolean reductions and arg reductions (not differentiable)
 
 
-def _bool_reduction(name, np_fn):
+def _bool_reduction(name, np_fn, bitwise):
+    """A logical reduction of booleans that is bitwise over integers (``bitwise``: NumPy's ufunc),
+    as JAX's ``reduce_and``/``reduce_or``."""
     p = Primitive(name)
-    p.def_impl(lambda x, *, axes: np.asarray(np_fn(x, axis=axes)))
+
+    def impl(x, *, axes):
+        x = np.asarray(x)
+        if x.dtype == np.bool_:
+            return np.asarray(np_fn(x, axis=axes))
+        ones = ~np.zeros((), x.dtype)  # (and's identity: every bit set, in the operand's dtype)
+        return np.asarray(bitwise.reduce(x, axis=axes, initial=ones if bitwise is np.bitwise_and else 0))
 
     def abstract_eval(x, *, axes):
-        if x.dtype != np.bool_:
-            raise TypeError(f"{name} requires a boolean operand, got {x.str_short()}")
+        if x.dtype != np.bool_ and x.dtype.kind not in "iu":  # (JAX's words)
+            raise TypeError(f"logical reduction requires operand dtype bool or int, got {x.dtype}.")
         return _reduced_aval(name, x, axes)
+
+    p.def_impl(impl)
 
     p.def_abstract_eval(abstract_eval)
     defjvp_zero(p)
@@ -271,8 +281,8 @@ def _bool_reduction(name, np_fn):
     return p
 
 
-reduce_and_p = _bool_reduction("reduce_and", np.all)
-reduce_or_p = _bool_reduction("reduce_or", np.any)
+reduce_and_p = _bool_reduction("reduce_and", np.all, np.bitwise_and)
+reduce_or_p = _bool_reduction("reduce_or", np.any, np.bitwise_or)
 
 
 def _arg_reduction(name, np_fn):

@@ -539,7 +539,7 @@ def reduce_prod(operand, axes):
 
 
 def reduce_and(operand, axes):
-    """Logical and over ``axes`` of a boolean array.
+    """Logical and over ``axes`` of a boolean array; bitwise of an integer one (JAX's).
 
     >>> reduce_and(np.array([True, False]), (0,)).item()
     False
@@ -550,7 +550,7 @@ def reduce_and(operand, axes):
 
 
 def reduce_or(operand, axes):
-    """Logical or over ``axes`` of a boolean array.
+    """Logical or over ``axes`` of a boolean array; bitwise of an integer one (JAX's).
 
     >>> reduce_or(np.array([True, False]), (0,)).item()
     True

@@ -127,12 +127,14 @@ def _reduce_min(ctx, x, *, axes):
 
 @register(red.reduce_and_p)
 def _reduce_and(ctx, x, *, axes):
-    return _reduce(ctx, x, "stablehlo.and", True, axes)
+    dtype = ctx.avals_in[0].dtype  # (integers: bitwise, from every bit set)
+    ones = True if dtype == np.bool_ else int(~np.zeros((), dtype))
+    return _reduce(ctx, x, "stablehlo.and", ones, axes)
 
 
 @register(red.reduce_or_p)
 def _reduce_or(ctx, x, *, axes):
-    return _reduce(ctx, x, "stablehlo.or", False, axes)
+    return _reduce(ctx, x, "stablehlo.or", False if ctx.avals_in[0].dtype == np.bool_ else 0, axes)
 
 
 def _arg_rule(direction, identity):

@@ -281,3 +281,23 @@ def test_rng_uniform_errors():
         lax.rng_uniform(np.float32(0), np.float64(1), (2,))
     with pytest.raises(ValueError, match="scalars"):
         lax.rng_uniform(np.zeros(2), np.ones(2), (2,))
+
+
+def test_logical_reductions_of_integers_are_bitwise_as_jax():
+    # (JAX's lax_test testNamedReduceOperators: reduce_and of uint32) reduce_and/reduce_or take
+    # integers, bitwise, eagerly and under jit, empty axes giving every bit set / none; floats are
+    # JAX's TypeError
+    cases = [
+        (np.array([[3, 5], [7, 6]], np.uint32), (0, 1)),
+        (np.array([[3, 5], [8, 6]], np.int8), (1,)),
+        (np.zeros((0, 2), np.int32), (0,)),
+        (np.zeros((0, 2), np.uint8), (0,)),
+    ]
+    for name in ("reduce_and", "reduce_or"):
+        ours, theirs = getattr(lax, name), getattr(jax.lax, name)
+        for a, axes in cases:
+            want = np.asarray(theirs(a, axes))
+            for got in (ours(a, axes), funcgrad.jit(ours, static_argnums=1)(a, axes)):
+                assert got.dtype == want.dtype and np.asarray(got).tolist() == want.tolist(), (name, a.dtype)
+    with pytest.raises(TypeError, match="logical reduction requires operand dtype bool or int, got float32"):
+        lax.reduce_and(np.ones(3, np.float32), (0,))
