@@ -76,8 +76,8 @@ def sf(x, a, loc=0, scale=1):
     """
     x, a, loc, scale = promote_args_inexact("gamma.sf", x, a, loc, scale)
     y = lax.div(lax.sub(x, loc), scale)
-    # (gammaincc on y clipped at 0: the same values as JAX's, with no NaN derivative below loc)
-    return fnp.where(lax.lt(y, lax_const(y, 0)), 1, special.gammaincc(a, fnp.maximum(y, 0)))
+    # (JAX's: gammaincc of y as it is, so the derivative below loc is NaN, as jax's)
+    return fnp.where(lax.lt(y, lax_const(y, 0)), 1, special.gammaincc(a, y))
 
 
 def logsf(x, a, loc=0, scale=1):

@@ -8,7 +8,6 @@ Layer: surface. Imports funcgrad.numpy.
 
 from __future__ import annotations
 
-import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import lax_const
 from funcgrad.scipy.stats._util import promote_args_inexact
@@ -52,7 +51,8 @@ def cdf(x, loc=0, scale=1):
     one = lax_const(x, 1)
     zero = lax_const(x, 0)
     diff = lax.div(lax.sub(x, loc), scale)
-    # (each branch's exponent clipped at 0: JAX's values, no overflow in the unselected branch)
-    below = lax.mul(half, lax.exp(fnp.minimum(diff, zero)))
-    above = lax.sub(one, lax.mul(half, lax.exp(lax.neg(fnp.maximum(diff, zero)))))
-    return fnp.where(lax.le(diff, zero), below, above)
+    # (JAX's select of the two branches as they are: the derivative at 0 is the lower branch's 1/2
+    # (exponents clipped at 0 split it, 1/4), and NaN at +-inf where an unselected exp overflows)
+    below = lax.mul(half, lax.exp(diff))
+    above = lax.sub(one, lax.mul(half, lax.exp(lax.neg(diff))))
+    return lax.select(lax.le(diff, zero), below, above)

@@ -31,8 +31,8 @@ def logpdf(x, b, loc=0, scale=1):
     x, b, loc, scale = promote_args_inexact("pareto.logpdf", x, b, loc, scale)
     one = lax_const(x, 1)
     below = lax.lt(x, lax.add(loc, scale))
-    # (the log of a scaled x kept >= 1 below the support: JAX's values, no NaN derivative there)
-    scaled_x = fnp.where(below, one, lax.div(lax.sub(x, loc), scale))
+    # (JAX's: the scaled x as it is, so the derivative below the support is NaN, as jax's)
+    scaled_x = lax.div(lax.sub(x, loc), scale)
     normalize_term = lax.log(lax.div(scale, b))
     log_probs = lax.neg(lax.add(normalize_term, lax.mul(lax.add(b, one), lax.log(scaled_x))))
     return fnp.where(below, -np.inf, log_probs)
@@ -57,7 +57,7 @@ def cdf(x, b, loc=0, scale=1):
     one = lax_const(x, 1)
     zero = lax_const(x, 0)
     below = lax.lt(x, lax.add(loc, scale))
-    scaled_x = fnp.where(below, one, lax.div(lax.sub(x, loc), scale))
+    scaled_x = lax.div(lax.sub(x, loc), scale)
     return fnp.where(below, zero, lax.sub(one, lax.pow(scaled_x, lax.neg(b))))
 
 
@@ -69,7 +69,7 @@ def logcdf(x, b, loc=0, scale=1):
     """
     x, b, loc, scale = promote_args_inexact("pareto.logcdf", x, b, loc, scale)
     below = lax.lt(x, lax.add(loc, scale))
-    scaled_x = fnp.where(below, 1, lax.div(lax.sub(x, loc), scale))
+    scaled_x = lax.div(lax.sub(x, loc), scale)
     logcdf_val = lax.log1p(lax.neg(lax.pow(scaled_x, lax.neg(b))))
     return fnp.where(below, -np.inf, logcdf_val)
 
@@ -83,7 +83,7 @@ def logsf(x, b, loc=0, scale=1):
     x, b, loc, scale = promote_args_inexact("pareto.logsf", x, b, loc, scale)
     zero = lax_const(x, 0)
     below = lax.lt(x, lax.add(loc, scale))
-    scaled_x = fnp.where(below, 1, lax.div(lax.sub(x, loc), scale))
+    scaled_x = lax.div(lax.sub(x, loc), scale)
     logsf_val = lax.neg(lax.mul(b, lax.log(scaled_x)))
     return fnp.where(below, zero, logsf_val)
 

@@ -86,6 +86,9 @@ def logcdf(x, a, b, loc=0, scale=1):
     upper = log_cdf > -0.1
     out = fnp.where(upper, fnp.log1p(-fnp.exp(fnp.where(upper, log_sf, -1.0))), log_cdf)
     out = fnp.where(z >= b, 0.0, fnp.where(z <= a, -np.inf, out))
+    # (JAX's select gives its default 0 where none of its conditions holds: z or a NaN; the
+    # midpoint stood in for z there)
+    out = fnp.where(fnp.isnan(z) | fnp.isnan(a), 0.0, out)
     return fnp.where(a >= b, np.nan, out)
 
 

@@ -31,10 +31,9 @@ def logpdf(x, kappa):
     """
     x, kappa = promote_args_inexact("vonmises.logpdf", x, kappa)
     zero = lax_const(kappa, 0)
+    # (JAX's: the unselected branch on kappa as it is, so derivatives there are jax's)
     ok = lax.gt(kappa, zero)
-    # (kappa kept positive in the unselected branch: JAX's values, no NaN derivative there)
-    safe = fnp.where(ok, kappa, 1)
-    return fnp.where(ok, safe * (fnp.cos(x) - 1) - fnp.log(2 * np.pi * lax.bessel_i0e(safe)), np.nan)
+    return fnp.where(ok, kappa * (fnp.cos(x) - 1) - fnp.log(2 * np.pi * lax.bessel_i0e(kappa)), np.nan)
 
 
 def pdf(x, kappa):

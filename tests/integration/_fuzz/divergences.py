@@ -551,6 +551,11 @@ def _jax_subset_by_index_on_cpu(outcome) -> bool:
     )
 
 
+def _stats_calls(outcome) -> set:
+    # the scipy.stats functions a program's steps call (T.scipy.stats.truncnorm.cdf -> truncnorm.cdf)
+    return {m for _, expr in outcome.case.steps for m in re.findall(r"\bstats\.(\w+\.\w+)\(", expr)}
+
+
 def _jax_complex_stats(outcome) -> bool:
     # jax.scipy.stats takes complex values in some functions (norm.logpdf/pdf, cauchy.logpdf,
     # logistic.cdf, multivariate_normal.logpdf compute complex results) and refuses them in others
@@ -995,6 +1000,23 @@ DOCUMENTED: list[Divergence] = [
         lambda outcome: (
             _differentiates(outcome)
             and "special.spence" in _ops(outcome)
+            and _nan_subset(outcome, fewer=True)
+        ),
+    ),
+    Divergence(
+        "jax-truncnorm-reverse-derivative",
+        "Reverse-mode derivatives of `stats.truncnorm`'s cdf/sf/logcdf/logsf in a far tail (both "
+        "bounds on one side of 0, e.g. a = 8, b = 10) and at infinite x.",
+        "jax's reverse mode is NaN there (an unselected tail branch's infinite derivative poisons the "
+        "where's transpose) while its forward mode gives the derivative; funcgrad evaluates each branch "
+        "on safe inputs and gives the forward mode's value (0 at infinite x) in both.",
+        "`grad(lambda x: stats.truncnorm.cdf(x, 8.0, 10.0))(9.0)`: 0.00165 (jax: nan; jax's `jvp`: 0.00165)",
+        lambda outcome: (
+            _differentiates(outcome)
+            and bool(
+                {"truncnorm.cdf", "truncnorm.sf", "truncnorm.logcdf", "truncnorm.logsf"}
+                & _stats_calls(outcome)
+            )
             and _nan_subset(outcome, fewer=True)
         ),
     ),

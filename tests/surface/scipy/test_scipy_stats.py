@@ -283,3 +283,39 @@ def test_norm_density_weak_types_as_jax(fn):
                 if np.asarray(x).dtype.kind != "i":  # (int32: float64 here, float32 in jax; documented)
                     assert g.dtype == w.dtype
                     np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, x: s.laplace.cdf(x, 0.5, 2.0),
+        lambda s, x: s.gamma.sf(x, 2.0),
+        lambda s, x: s.pareto.logpdf(x, 2.0),
+        lambda s, x: s.pareto.cdf(x, 2.0),
+        lambda s, x: s.vonmises.logpdf(0.5, x),
+    ],
+    ids=["laplace.cdf", "gamma.sf", "pareto.logpdf", "pareto.cdf", "vonmises.logpdf"],
+)
+def test_derivatives_at_the_support_edges_as_jax(call):
+    # JAX's formulas as they are (the progz fuzzer's probe): laplace.cdf's derivative at its centre
+    # is its lower branch's 1/2 (exponents clipped at 0 split it: 1/4), and the unselected branches'
+    # NaN (below a support, at infinities) reach the derivatives as jax's do
+    jax = pytest.importorskip("jax")
+    jstats = pytest.importorskip("jax.scipy.stats")
+
+    x = np.array([-2.0, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, -np.inf, np.nan], np.float32)
+    got = funcgrad.jit(funcgrad.vmap(funcgrad.grad(lambda v: call(stats, v))))(x)
+    want = jax.jit(jax.vmap(jax.grad(lambda v: call(jstats, v))))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, equal_nan=True)
+
+
+def test_truncnorm_of_nan_is_jax_select_default():
+    # JAX's logcdf is a select whose default (0) holds where no condition does: x NaN gives cdf 1,
+    # logsf 0 (funcgrad computed at the interval's midpoint)
+    jstats = pytest.importorskip("jax.scipy.stats")
+
+    x = np.array([np.nan, 0.5], np.float32)
+    for fn in ("cdf", "logcdf", "sf", "logsf"):
+        got = getattr(stats.truncnorm, fn)(x, -1.0, 2.0)
+        want = getattr(jstats.truncnorm, fn)(x, -1.0, 2.0)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
