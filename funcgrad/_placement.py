@@ -744,6 +744,17 @@ def takes_out_sharding(
         if out_sharding is None:
             return f(*args, **kwargs)
         name = getattr(f, "__name__", "function")
+        given = out_sharding
+        if (
+            isinstance(given, NamedSharding)
+            and given._memory_kind is not None
+            and not isinstance(given.mesh, Mesh)
+        ):
+            # (a type holds no memory kind: JAX's words where it makes the aval)
+            raise ValueError(
+                "sharding with memory_kind is not allowed. Please use `jax.device_put` to transfer to "
+                f"different memory spaces. Got sharding={given!r}"
+            )
         s = resolve(out_sharding, name, "out_sharding")
         if isinstance(s, NamedSharding):
             _explicit_names_only(s, name)

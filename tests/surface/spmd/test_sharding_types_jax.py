@@ -256,3 +256,15 @@ def test_remove_size_one_mesh_axis_from_type(spec, typed):
     assert ours[1] == theirs[1] == typed
     np.testing.assert_array_equal(ours[2], theirs[2])
     assert ours[3] == theirs[3]
+
+
+def test_out_sharding_over_an_abstract_mesh_with_a_memory_kind_is_refused():
+    # A type holds no memory kind: JAX's ValueError (pjit_test test_to_pinned_host_error).
+    def run(lib, np_, sh):
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        s = sh.NamedSharding(mesh.abstract_mesh, sh.PartitionSpec("x"), memory_kind="pinned_host")
+        with lib.set_mesh(mesh), pytest.raises(ValueError, match="sharding with memory_kind is not allowed"):
+            np_.full((2,), fill_value=0, out_sharding=s)
+
+    run(funcgrad, fnp, fs)
+    run(jax, jnp, js)
