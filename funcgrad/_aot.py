@@ -252,8 +252,17 @@ class _Stage:
 
     @property
     def in_avals(self):
-        """The arguments' abstract values, in the ``(args, kwargs)`` tree."""
-        return tu.tree_map(lambda x: x._aval, self.args_info)
+        """The arguments' abstract values, in the ``(args, kwargs)`` tree; an argument given an
+        ``in_shardings=`` over explicit mesh axes is typed by it, as JAX's."""
+        leaves, tree = tu.tree_flatten(self.args_info)
+        avals = [x._aval for x in leaves]
+        ins = getattr(getattr(self, "_staged", None), "in_shardings", None)
+        if ins is not None and len(ins) >= len(avals):
+            ins = list(ins)[len(ins) - len(avals) :]
+            avals = [
+                a if s is None or a.sharding is not None else _typed_as(a, s) for a, s in zip(avals, ins)
+            ]
+        return tu.tree_unflatten(tree, avals)
 
     @property
     def donate_argnums(self) -> tuple:

@@ -268,3 +268,18 @@ def test_out_sharding_over_an_abstract_mesh_with_a_memory_kind_is_refused():
 
     run(funcgrad, fnp, fs)
     run(jax, jnp, js)
+
+
+def test_lowered_in_avals_are_typed_by_in_shardings():
+    # JAX's Lowered/Compiled.in_avals: an argument given in_shardings over explicit axes is typed
+    # by it (pjit_test test_in_aval_matches_in_sharding); the body's own trace is not.
+    def run(lib, sh):
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        with lib.set_mesh(mesh):
+            f = lib.jit(
+                lambda v: v * 2, in_shardings=sh.PartitionSpec("x"), out_shardings=sh.PartitionSpec("x")
+            )
+            lowered = f.lower(np.arange(8, dtype=np.int32))
+            return [repr(a[0][0].sharding.spec) for a in (lowered.in_avals, lowered.compile().in_avals)]
+
+    assert run(funcgrad, fs) == run(jax, js) == ["P('x',)", "P('x',)"]
