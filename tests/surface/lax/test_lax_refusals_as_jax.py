@@ -27,6 +27,13 @@ CASES = [
     ("dot_mismatch", lambda lax, np_: lax.dot(np_.ones(2), np_.ones(3))),
     ("dot_rank3", lambda lax, np_: lax.dot(np_.ones((2, 2, 2)), np_.ones(2))),
     ("dot_ok", lambda lax, np_: lax.dot(np_.ones((2, 3)), np_.arange(3.0))),
+    # (the lax-parameter fuzzer's dtype probe: eagerly an OR of ANDs converted to int8, 1s)
+    (
+        "dot_bool_pet_int8_counts",
+        lambda lax, np_: lax.dot(
+            np.tri(3, dtype=bool), np.ones((3, 2), bool), preferred_element_type=np.int8
+        ),
+    ),
     (
         "associative_scan_negative_axis",
         lambda lax, np_: lax.associative_scan(lax.add, np_.ones((2, 3)), axis=-1),
