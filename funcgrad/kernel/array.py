@@ -273,8 +273,15 @@ class Array(_ArrayBase):
             return f"Array(shape={self.shape}, dtype={self.dtype.name}{extra}, sharding={self.sharding})"
         if value.size == 0 and value.ndim:
             return f"Array([], shape={value.shape}, dtype={value.dtype.name}{extra})"
-        body = np.array2string(value, separator=", ", prefix="Array(")
-        return f"Array({body}, dtype={value.dtype.name}{extra})"
+        # JAX's layout (jax/_src/array.py): the last line keeps room for the ',' after it, and
+        # where the dtype does not fit beside it, the dtype is padded by the prefix's width on
+        # the same line ("...]],      dtype=complex64)"), as doctests of JAX's examples print.
+        width = np.get_printoptions()["linewidth"]
+        body = np.array2string(value, separator=", ", prefix="Array(", suffix=",", max_line_width=width)
+        dtype_str = f"dtype={value.dtype.name}{extra}"
+        last_line_len = len(body) - body.rfind("\n") + 1
+        sep = " " * len("Array(") if last_line_len + len(dtype_str) + 2 > width else " "
+        return f"Array({body},{sep}{dtype_str})"
 
     def __str__(self):
         try:

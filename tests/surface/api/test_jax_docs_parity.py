@@ -224,3 +224,30 @@ def _jacobian_of_a_validating_tree(lib, np_):
 def test_jacobians_rebuild_custom_nodes_as_jax():
     jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
     assert _jacobian_of_a_validating_tree(funcgrad, fnp) == _jacobian_of_a_validating_tree(jax, jax.numpy)
+
+
+def _array_reprs(np_):
+    # explicit dtypes: the oracle's x64 mode may differ from funcgrad's in this process
+    f32 = np.float32
+    x = np_.array([[1, 2, 5, 7], [4, 1, 3, 9]], dtype=f32)
+    values = [
+        np_.fft.ifft(x),  # jnp.fft.ifft's docstring: the dtype does not fit beside the last line
+        np_.ones((2, 5), np.complex64) * np.complex64(1.5 + 2.25j),
+        np_.arange(30, dtype=f32).reshape(2, 15) / f32(7),  # with the ',' a last line fits or not
+        np_.arange(24, dtype=f32) / f32(7),
+        np_.arange(3, dtype=f32),
+        np_.asarray(f32(2.5)),
+        np_.arange(19, dtype=f32),
+        np_.arange(40, dtype=np.int32).reshape(4, 10),
+    ]
+    out = [repr(v) for v in values]
+    with np.printoptions(linewidth=40):
+        out += [repr(v) for v in values[2:]]
+    return out
+
+
+def test_array_repr_layout_as_jax():
+    # JAX's docstring examples print wide arrays as 'Array([[...]],      dtype=complex64)': the
+    # last line keeps room for the ',' and a dtype that does not fit is padded on the same line
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    assert _array_reprs(fnp) == _array_reprs(jax.numpy)
