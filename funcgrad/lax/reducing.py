@@ -25,6 +25,7 @@ from funcgrad.lax import extras as lax_extras
 from funcgrad.lax import ops as lax_ops
 from funcgrad.lax.windowed import trace_reducer
 from funcgrad.numpy._core import asarray
+from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 
 __all__ = ["reduce"]
@@ -140,7 +141,7 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     if len(flat_ops) == 1:
         out = _monoid(computation, flat_inits[0], flat_ops[0], dims)
         if out is not None:
-            return tu.tree_unflatten(tree, [out])
+            return tu.tree_unflatten(tree, _weak_as_jax([out], flat_ops, flat_inits))
     shapes = [np.shape(i) for i in flat_inits]
     if any(shapes):  # (JAX's type and words)
         raise ValueError(f"reduce found non-scalar initial value: {shapes}")
@@ -162,4 +163,16 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
         "lax.reduce", computation, tree, [o.dtype for o in flat_ops], "operands", require_scalars=True
     )
     outs = red.reduce_p.bind(*flat_ops, *inits, jaxpr=jaxpr, dimensions=dims)
-    return tu.tree_unflatten(tree, outs)
+    return tu.tree_unflatten(tree, _weak_as_jax(outs, flat_ops, flat_inits))
+
+
+def _weak_as_jax(outs, ops, inits):
+    """JAX's weak-type rule of ``lax.reduce``: a result is weak when its operand and its init value
+    both are (a Python scalar init is), whichever reduction computed it."""
+    fixed = []
+    for out, o, i in zip(outs, ops, inits):
+        weak = o.weak_type and (type(i) in (bool, int, float, complex) or asarray(i).weak_type)
+        fixed.append(
+            out if out.weak_type == weak else ew.convert_element_type(out, out.dtype, weak_type=weak)
+        )
+    return fixed

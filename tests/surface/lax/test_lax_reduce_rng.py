@@ -301,3 +301,21 @@ def test_logical_reductions_of_integers_are_bitwise_as_jax():
                 assert got.dtype == want.dtype and np.asarray(got).tolist() == want.tolist(), (name, a.dtype)
     with pytest.raises(TypeError, match="logical reduction requires operand dtype bool or int, got float32"):
         lax.reduce_and(np.ones(3, np.float32), (0,))
+
+
+def test_reduce_result_is_weak_when_operand_and_init_are_as_jax():
+    # (JAX's lax_test testReduceWeakType) the monoid reducers (an identity init) and the generic
+    # reduction alike, eagerly and under jit (funcgrad kept the operand's weak type, or none)
+    from funcgrad.primitives.elementwise import convert_element_type as ours_weak
+    from jax._src.lax.lax import _convert_element_type as jax_weak
+
+    for op in ("add", "mul"):
+        for aw in (False, True):
+            for iw in (False, True):
+                arr, init, i32 = np.arange(10, dtype=np.int32), np.int32(1), np.dtype(np.int32)
+                jargs = (jax_weak(arr, i32, weak_type=aw), jax_weak(init, i32, weak_type=iw))
+                want = jax.lax.reduce(*jargs, getattr(jax.lax, op), (0,))
+                args = (ours_weak(arr, np.int32, weak_type=aw), ours_weak(init, np.int32, weak_type=iw))
+                f = lambda a, i, op=op: lax.reduce(a, i, getattr(lax, op), (0,))  # noqa: E731
+                for got in (f(*args), funcgrad.jit(f)(*args)):
+                    assert got.weak_type == want.weak_type == (aw and iw), (op, aw, iw)
