@@ -260,13 +260,18 @@ def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
 
 
 def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
-    """The inverse of ``hfft``: ``conj(rfft(a, n)) / n`` for real ``a``.
+    """The inverse of ``hfft``: ``conj(rfft(a, n)) * (1 / n)`` for real ``a``.
 
     >>> ihfft(np.array([8.0, -2.0, 0.0, -2.0])).tolist()
-    [(1-0j), (2-0j), (3-0j)]
+    [(1+0j), (2+0j), (3+0j)]
     """
-    _one_axis("ihfft", axis)  # (its own name in the error)
-    return conjugate(rfft(a, n, axis, norm=_swap_norm("ihfft", norm)))
+    axes = _one_axis("ihfft", axis)  # (its own name in the error)
+    # JAX's form: conj of the transform (its norm read as an inverse's), then times 1/n as a
+    # complex product, which turns a -0 imaginary part of conj into +0 beside a positive real part
+    # (jnp.fft.ihfft's docstring prints 4.+0.j where conj(rfft(a) / n) gives 4.-0.j)
+    out = _fft_core("ihfft", FftType.RFFT, a, None if n is None else (n,), axes, norm)
+    nn = aval(asarray(a)).shape[axis] if n is None else n
+    return ew.mul_p.bind(conjugate(out), constant(1 / nn, aval(out).dtype))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -100,6 +100,18 @@ def test_values_match_numpy_and_jax_eager_and_jit(name, arg, kw):
     np.testing.assert_allclose(np.asarray(jitted), want, **tol)
 
 
+@pytest.mark.parametrize("kw", [{}, dict(n=4, axis=0), dict(norm="ortho"), dict(norm="forward")])
+def test_ihfft_bits_and_signed_zeros_as_jax(kw):
+    # jnp.fft.ihfft is conj(rfft) times 1/n as a complex product: the docstring's real-valued
+    # bins print 4.+0.j (conj(rfft / n) gives -0j), eager and jitted
+    x = np.array([[1, 3, 5, 7], [2, 4, 6, 8]], np.float32)
+    want = np.ascontiguousarray(jnp.fft.ihfft(x, **kw))
+    for got in (fnp.fft.ihfft(x, **kw), funcgrad.jit(lambda a: fnp.fft.ihfft(a, **kw))(x)):
+        got = np.ascontiguousarray(got)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 @pytest.mark.parametrize(
     "name, kw, arg",
     [
