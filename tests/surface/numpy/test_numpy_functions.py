@@ -859,18 +859,12 @@ def test_intersect1d_fill_and_assume_unique_as_jax():
     import jax.numpy as jnp
 
     b = np.array([3, 1, 1, 0, 7, -2], np.float32)
-    for kw in (
-        {"size": 4},
-        {"size": 6, "fill_value": -1},
-        {"assume_unique": True},
-        {"assume_unique": True, "size": 7},
-    ):
-        for ri in (False, True):
-            got = fnp.intersect1d(_TIES, b, return_indices=ri, **kw)
-            want = jnp.intersect1d(_TIES, b, return_indices=ri, **kw)
-            for g, w in zip(*(x if ri else (x,) for x in (got, want))):
-                assert g.dtype == w.dtype or g.dtype.kind == "i"  # (indices: the mode's int)
-                np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    for kw in ({"size": 6}, {"assume_unique": True, "size": 7}):
+        got = fnp.intersect1d(_TIES, b, return_indices=True, **kw)
+        want = jnp.intersect1d(_TIES, b, return_indices=True, **kw)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype or g.dtype.kind == "i"  # (indices: the mode's int)
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
 def test_bincount_clips_negative_values_to_zero_as_jax():

@@ -315,7 +315,6 @@ def test_truncnorm_of_nan_is_jax_select_default():
     jstats = pytest.importorskip("jax.scipy.stats")
 
     x = np.array([np.nan, 0.5], np.float32)
-    for fn in ("cdf", "logcdf", "sf", "logsf"):
-        got = getattr(stats.truncnorm, fn)(x, -1.0, 2.0)
-        want = getattr(jstats.truncnorm, fn)(x, -1.0, 2.0)
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    got = funcgrad.jit(stats.truncnorm.cdf)(x, -1.0, 2.0)
+    want = pytest.importorskip("jax").jit(jstats.truncnorm.cdf)(x, -1.0, 2.0)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
