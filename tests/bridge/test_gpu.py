@@ -67,7 +67,9 @@ LOWERED = [
         "svdvals",
         lambda a: fnp.linalg.svd(a, compute_uv=False),
         WIDE,
-        [("cusolver_gesvd_ffi", "full_matrices = false, compute_uv = false, transposed = true")],
+        # (jnp.linalg.svd passes its full_matrices=True through with compute_uv=False, as JAX's
+        # svd does, and JAX's GPU lowering writes it as given: the attribute is jax's)
+        [("cusolver_gesvd_ffi", "full_matrices = true, compute_uv = false, transposed = true")],
     ),
 ]
 
