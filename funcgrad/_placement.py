@@ -760,7 +760,9 @@ def takes_out_sharding(
             _explicit_names_only(s, name)
         if not isinstance(s, NamedSharding):
             return device_put_sharded(f(*args, **kwargs), s)
-        explicit = s.mesh.abstract_mesh.explicit_axes
+        # (inside a shard_map body the manual axes are no longer the mesh's explicit ones)
+        manual = set(get_abstract_mesh().manual_axes)
+        explicit = tuple(n for n in s.mesh.abstract_mesh.explicit_axes if n not in manual)
         if auto_when is not None and explicit and auto_when(args):
             # (JAX's einsum of several contractions: computed in auto_axes, then resharded to
             # out_sharding, its unreduced/reduced axes by a reshard after, XLA's cast)
@@ -782,10 +784,8 @@ def takes_out_sharding(
             if not any(isinstance(a, core.Tracer) for a in tu.tree_leaves((args, kwargs))):
                 return unreduced_ops["result"](f, name, s, args, kwargs)
             return _unreduced_traced(f, name, s, args, kwargs)
-        if in_auto_axes and s.mesh.abstract_mesh.explicit_axes and not (s.spec.unreduced or s.spec.reduced):
-            auto = switched_ops["auto_axes"](
-                lambda *a: f(*a, **kwargs), axes=s.mesh.abstract_mesh.explicit_axes, out_sharding=s
-            )
+        if in_auto_axes and explicit and not (s.spec.unreduced or s.spec.reduced):
+            auto = switched_ops["auto_axes"](lambda *a: f(*a, **kwargs), axes=explicit, out_sharding=s)
             return auto(*args)
         if typed_result:
             with _sharding_rules.contraction_out(tuple(s.spec)):

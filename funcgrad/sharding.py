@@ -125,9 +125,11 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
         outer = _mesh_for(where, outs if types is AxisType.Auto else None)
         if outer is None:  # (no mesh in scope nor in out_sharding: JAX's auto_axes calls f)
             return f(*args, **kwargs)
-        chosen = _axes(axes, outer, outer.axis_names, where)
         scope = get_abstract_mesh()  # (inside a shard_map body its axes are Manual)
         types_now = scope.axis_types if scope.axis_names == outer.axis_names else outer.axis_types
+        # (by default the axes not Manual here: naming a Manual one is JAX's NotImplementedError)
+        default = tuple(n for n, t in zip(outer.axis_names, types_now) if t is not AxisType.Manual)
+        chosen = _axes(axes, outer, default, where)
         if any(t is AxisType.Manual for n, t in zip(outer.axis_names, types_now) if n in chosen):
             raise NotImplementedError(
                 "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed. Please "

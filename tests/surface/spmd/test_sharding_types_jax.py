@@ -283,3 +283,23 @@ def test_lowered_in_avals_are_typed_by_in_shardings():
             return [repr(a[0][0].sharding.spec) for a in (lowered.in_avals, lowered.compile().in_avals)]
 
     assert run(funcgrad, fs) == run(jax, js) == ["P('x',)", "P('x',)"]
+
+
+def test_repeat_inside_a_partially_manual_shard_map():
+    # jnp.repeat computes in auto_axes over the axes not Manual in the body (pjit_test
+    # test_manual_mode_mix_repeat_no_out_sharding); naming a Manual one is JAX's refusal.
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 1, 2)
+
+    def run(lib, np_, sh):
+        mesh = lib.make_mesh((2, 2), ("x", "y"), axis_types=(sh.AxisType.Explicit,) * 2)
+        with lib.set_mesh(mesh):
+            a = lib.device_put(x, sh.PartitionSpec("x", None, "y"))
+            body = lib.shard_map(
+                lambda v: np_.repeat(v, 2, axis=1), out_specs=sh.PartitionSpec("x"), axis_names={"x"}
+            )
+            out = lib.jit(lambda v: body(v * 2))(a)
+            return _spec(out), np.asarray(out)
+
+    ours, theirs = run(funcgrad, fnp, fs), run(jax, jnp, js)
+    assert ours[0] == theirs[0] == ("x", None, "y")
+    np.testing.assert_array_equal(ours[1], theirs[1])
