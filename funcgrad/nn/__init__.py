@@ -2,8 +2,9 @@
 ``funcgrad.nn.initializers`` (the weight initializers) and ``dot_product_attention``.
 
 Layer: surface. Imports ``funcgrad.numpy`` (and its ``_core`` helpers), ``funcgrad.custom_derivatives``,
-the primitive catalog (elementwise family) and its own ``initializers`` and ``_scaled`` (block-scaled
-matmuls) submodules.
+the primitive catalog (elementwise family) and its own submodules: ``initializers``, ``_scaled``
+(block-scaled matmuls), ``_normalizations`` (logsumexp, softmax, log_softmax, standardize),
+``_attention`` (dot_product_attention) and ``_helpers`` (the formulas' shared steps).
 
 Every function is differentiable to any order, batchable and compilable, and numerically stable:
 
@@ -23,26 +24,30 @@ import warnings
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.kernel import custom_rule_args as _custom_rule_args
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import initializers
+from funcgrad.nn._attention import dot_product_attention
+from funcgrad.nn._helpers import (
+    _const,
+    _inexact,
+    _inexact_formula,
+    _inexact_int_formula,
+    _no_complex_clip,
+)
+from funcgrad.nn._normalizations import log_softmax, logsumexp, softmax, standardize
 from funcgrad.nn._scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul
 from funcgrad.numpy._core import (
     asarray,
     aval,
-    broadcast_to,
     call_custom,
     canonicalize_dtype,
     concrete_int,
     constant,
-    normalize_axes,
     normalize_axis,
     promote_args,
-    promote_args_inexact,
     select,
 )
 from funcgrad.primitives import elementwise as ew
@@ -89,52 +94,6 @@ __all__ = [
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
-
-
-def _inexact(x):
-    (x,) = promote_args_inexact(x)
-    return x
-
-
-def _no_bool_shift(x, where):
-    # (JAX's softmax and log_softmax subtract the maximum first: a boolean array is lax.sub's
-    # TypeError there, in its words; with a mask, jnp.where(where, x, -inf) made it a float first)
-    if where is not None:
-        return
-    if getattr(x, "dtype", None) == np.bool_ or isinstance(x, bool | np.bool_):
-        raise TypeError(
-            "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes of "
-            "integer, floating, complexfloating."
-        )
-
-
-def _inexact_formula(x):
-    # (as JAX's formulas with Python float constants: an integer or bool array gives a weak float)
-    return promote_args(x, 1.0)[0]
-
-
-def _inexact_int_formula(x):
-    # (as JAX's formulas whose first step meets a Python int -- logaddexp(x, 0), abs(x) + 1: a bool
-    # array becomes a weak int there, so gives a weak float; another integer array a strong float)
-    return _inexact(promote_args(x, 0)[0])
-
-
-def _no_complex_clip(x):
-    # (JAX's formula clips here, jnp.clip: complex values are its ValueError, in its words)
-    if np.dtype(x.dtype).kind == "c":
-        raise ValueError(
-            "Clip received a complex value either through the input or the min/max keywords. Complex "
-            "values have no ordering and cannot be clipped. Please convert to a real value or array by "
-            "taking the real or imaginary components via jax.numpy.real/imag respectively."
-        )
-
-
-def _const(value, like):
-    # weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
-    # (nn.relu(0.0) is weak in JAX)
-    a = aval(like)
-    c = constant(value, a.dtype)
-    return Array._from_owned(c._numpy(), True) if a.weak_type else c
 
 
 # ----------------------------------------------------------------------------------------------
@@ -437,169 +396,6 @@ def identity(x):
     return asarray(x)
 
 
-# ----------------------------------------------------------------------------------------------
-# Normalisations: logsumexp, softmax, log_softmax, standardize
-
-
-def _reduction_axes(x, axis):
-    return normalize_axes(axis, x.ndim)
-
-
-def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
-    """``log(sum(b * exp(a)))`` over ``axis`` without overflow (jax.scipy.special.logsumexp).
-
-    ``b`` scales the terms (zeros drop them); with ``return_sign`` the result is ``(log|sum|,
-    sign)``, otherwise a negative sum gives NaN. Complex terms give the log of the sum on the
-    principal branch (with ``return_sign``: the log of its modulus and its phase ``sum / |sum|``).
-
-    >>> float(logsumexp(np.array([1000.0, 1000.0]))) == 1000.0 + float(np.log(2))
-    True
-    >>> logsumexp(np.array([[0.0, -np.inf]]), axis=1).tolist()
-    [0.0]
-    """
-    # JAX's formula, step for step, differentiated by the chain rule as JAX's (no custom rule):
-    # the maximum is made finite and its gradient stopped, so the derivatives are JAX's everywhere,
-    # NaN where JAX's are (a NaN term, all terms -inf: 0 * (1 / 0)), and the derivative program is
-    # the formula's own (the saved exponentials times 1 / sum).
-    if where is not None:
-        a = fnp.where(where, a, 0)
-    if b is not None:
-        a, b = promote_args_inexact(a, b)
-        a = fnp.where(b != 0, a, -np.inf)
-    else:
-        a = _inexact(a)
-    is_complex = fnp.iscomplexobj(a)
-    axes = _reduction_axes(a, axis)
-    amax = fnp.max(fnp.real(a), axes, keepdims=keepdims, where=where, initial=-np.inf)
-    amax = ew.stop_gradient_p.bind(select(ew.is_finite_p.bind(amax), amax, fnp.zeros_like(amax)))
-    amax_dims = amax if keepdims or not axes else fnp.expand_dims(amax, axes)
-    shift = broadcast_to(ew.convert_element_type(amax_dims, aval(a).dtype), aval(a).shape)
-    exp_a = ew.exp_p.bind(ew.sub_p.bind(a, shift))
-    if b is not None:
-        exp_a, b = fnp.broadcast_arrays(exp_a, b)
-        exp_a = ew.mul_p.bind(exp_a, b)
-    sumexp = fnp.sum(exp_a, axes, keepdims=keepdims, where=where)
-    sign = ew.sign_p.bind(sumexp)
-    if return_sign or not is_complex:
-        sumexp = fnp.abs(sumexp)
-    out = ew.add_p.bind(ew.log_p.bind(sumexp), ew.convert_element_type(amax, aval(sumexp).dtype))
-    if return_sign:
-        return out, sign
-    if b is not None and not is_complex:
-        out = fnp.where(ew.lt_p.bind(sign, _const(0, sign)), fnp.asarray(np.nan, aval(out).dtype), out)
-    return out
-
-
-# JAX's flag jax_softmax_custom_jvp (default False; custom_rule_args.softmax_rule): softmax is
-# then differentiated through its formula, the maximum's gradient stopped (JAX's
-# _softmax_deprecated), as jax computes it; True: the custom rule y * (t - sum(y * t)). The two
-# round differently (an ulp in a third of float16's elements: the fuzzer's float16 models).
-def _softmax_impl(x, axes, where):
-    return _softmax_value(x, axes, where, stop_max=False)
-
-
-def _softmax_value(x, axes, where, stop_max):
-    # JAX's formula: the maximum is not made finite (an all -inf slice, a +inf or NaN entry: the
-    # slice is NaN, as jax's); inside the custom rule it is never differentiated.
-    x_max = fnp.max(x, axes, keepdims=True, where=where, initial=-np.inf)
-    if stop_max:
-        x_max = ew.stop_gradient_p.bind(x_max)
-    x_safe = x if where is None else select(where, x, _const(-np.inf, x))
-    unnormalized = ew.exp_p.bind(ew.sub_p.bind(x_safe, broadcast_to(x_max, aval(x).shape)))
-    total = fnp.sum(unnormalized, axes, keepdims=True, where=where)
-    # (broadcast by the division itself, as jax's XLA program divides: a product with 1 / total)
-    out = ew.div_p.bind(unnormalized, total)
-    if where is not None:  # masked-out entries are 0, also in a slice masked out entirely (not 0/0)
-        out = select(where, out, _const(0, x))
-    return out
-
-
-# (the mask is an operand, not a non-differentiable argument: it may be traced -- softmax(x,
-# where=x > 0) under grad -- and a traced non-differentiable argument leaked out of the rule)
-_softmax = custom_jvp(_softmax_impl, nondiff_argnums=(1,))
-
-
-@_softmax.defjvp
-def _softmax_jvp(axes, primals, tangents):
-    (x, where), (t, _) = primals, tangents
-    y = _softmax(x, axes, where)
-    yt = ew.mul_p.bind(y, t)
-    if where is not None:
-        yt = select(broadcast_to(where, aval(x).shape), yt, _const(0, x))
-    total = broadcast_to(fnp.sum(yt, axes, keepdims=True), aval(x).shape)
-    return y, ew.mul_p.bind(y, ew.sub_p.bind(t, total))
-
-
-def softmax(x, axis=-1, where=None, initial=None):
-    """``exp(x) / sum(exp(x))`` along ``axis`` (max-shifted); masked-out entries (``where``) are 0.
-
-    >>> softmax(np.array([0.0, np.log(3.0)])).tolist()
-    [0.25, 0.75]
-    """
-    _no_bool_shift(x, where)
-    x = _inexact(x)
-    axes = _reduction_axes(x, axis)
-    mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    if not _custom_rule_args.softmax_rule["custom_jvp"]:
-        return _softmax_value(x, axes, mask, stop_max=True)
-    return call_custom(_softmax, x, axes, mask)
-
-
-@jitted_eagerly(static_argnames=("axis",))
-def log_softmax(x, axis=-1, where=None, initial=None):
-    """``x - logsumexp(x)`` along ``axis`` (max-shifted); masked-out entries are ``-inf``.
-
-    As JAX's: an all ``-inf`` slice (and one holding ``+inf`` or NaN) gives NaN.
-
-    >>> log_softmax(np.array([0.0, 0.0])).tolist() == [-float(np.log(2))] * 2
-    True
-    """
-    # JAX's formula, step for step, differentiated by the chain rule: shifted by the maximum with
-    # its gradient stopped (x - logsumexp(x) would cancel the leading digits of the largest entry:
-    # log_softmax([5.5, -4.2])[0] lost ~3 of float32's 7 digits), the maximum not made finite.
-    _no_bool_shift(x, where)
-    x = _inexact(x)
-    axes = _reduction_axes(x, axis)
-    mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    x_max = fnp.max(x, axes, where=mask, initial=-np.inf, keepdims=True)
-    x_safe = x if mask is None else select(mask, x, _const(-np.inf, x))
-    shifted = ew.sub_p.bind(x_safe, broadcast_to(ew.stop_gradient_p.bind(x_max), x.shape))
-    total = fnp.sum(ew.exp_p.bind(shifted), axes, where=mask, keepdims=True)
-    out = ew.sub_p.bind(shifted, broadcast_to(ew.log_p.bind(total), x.shape))
-    if mask is not None:
-        out = select(mask, out, _const(-np.inf, x))
-    return out
-
-
-@jitted_eagerly(static_argnames=("axis", "algorithm"))
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, algorithm="fast"):
-    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics computed if not given:
-    ``algorithm="fast"`` takes ``E[x^2] - E[x]^2`` clipped at 0, ``"stable"`` ``E[(x - E[x])^2]``).
-
-    >>> standardize(np.array([1.0, 3.0]), epsilon=0.0).tolist()
-    [-1.0, 1.0]
-    """
-    if algorithm not in ("fast", "stable"):
-        raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
-    x = _inexact(x)
-    axes = _reduction_axes(x, axis)
-    if mean is None:
-        mean = fnp.mean(x, axes, keepdims=True, where=where)
-    if variance is None and algorithm == "stable":
-        variance = fnp.mean(ew.square_p.bind(fnp.subtract(x, mean)), axes, keepdims=True, where=where)
-    elif variance is None:
-        # E[x^2] - E[x]^2, as jax.nn computes it; clipped at 0, where round-off makes it negative
-        # (the rsqrt would give NaN), as JAX does.
-        # (promoting, as jnp's subtract: a given ``mean`` may be wider than ``x``)
-        variance = fnp.subtract(
-            fnp.mean(ew.square_p.bind(x), axes, keepdims=True, where=where), fnp.square(mean)
-        )
-        _no_complex_clip(variance)
-        variance = fnp.maximum(variance, fnp.zeros((), variance.dtype))
-    centred = fnp.subtract(x, mean)
-    return fnp.multiply(centred, ew.rsqrt_p.bind(fnp.add(fnp.asarray(variance, x.dtype), epsilon)))
-
-
 def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     """One-hot encoding of the integers ``x``: a new axis of length ``num_classes`` (at ``axis``).
     Indices outside ``[0, num_classes)`` give all-zero rows.
@@ -630,142 +426,6 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
         np.arange(num_classes).reshape(classes_shape), x.dtype if x.dtype.kind in "iu" else x.dtype
     )
     return fnp.asarray(fnp.equal(expanded, classes), dtype)
-
-
-# ----------------------------------------------------------------------------------------------
-# Attention
-
-
-def _to_4d(t):
-    t = asarray(t)
-    return t if t.ndim == 4 else fnp.expand_dims(t, tuple(range(4 - t.ndim)))
-
-
-def _grouped(t, K, G, N):
-    """A (B, N or 1, T, S) bias or mask as (B, K, G, T, S): query head n = k * G + g."""
-    if t is None:
-        return None
-    b, n, tt, ss = t.shape
-    if n == 1:
-        return broadcast_to(fnp.expand_dims(t, 2), (b, 1, G, tt, ss))
-    if n != N:
-        raise ValueError(
-            f"dot_product_attention: bias/mask head dimension must be 1 or {N}, got shape {t.shape}"
-        )
-    return fnp.reshape(t, (b, K, G, tt, ss))
-
-
-def dot_product_attention(
-    query,
-    key,
-    value,
-    bias=None,
-    mask=None,
-    *,
-    scale=None,
-    is_causal: bool = False,
-    query_seq_lengths=None,
-    key_value_seq_lengths=None,
-    local_window_size=None,
-    implementation=None,
-    return_residual: bool = False,
-):
-    """Scaled dot-product attention ``softmax(q k^T * scale + bias, masked) v`` (``jax.nn``'s).
-
-    ``query`` is (B, T, N, H) or (T, N, H); ``key``/``value`` (B, S, K, H) with ``N`` a multiple of
-    ``K`` (grouped-query attention); ``bias``/``mask`` broadcast to (B, N, T, S) (``mask`` is
-    boolean, True = attend); ``is_causal``, ``local_window_size`` (an int or (left, right)) and the
-    per-example sequence lengths add masks. ``scale`` defaults to ``1/sqrt(H)``. The softmax runs in
-    at least float32 (float64 stays float64 here; JAX rounds it to float32). Only the ``'xla'``
-    implementation exists on the CPU (``None`` means it). With ``return_residual`` the per-query
-    ``logsumexp`` of the logits (B, T, N) comes back too, with a stopped gradient.
-
-    >>> q = np.ones((1, 2, 1, 4)); v = np.arange(8.0).reshape(1, 2, 1, 4)
-    >>> dot_product_attention(q, q, v)[0, :, 0].tolist()
-    [[2.0, 3.0, 4.0, 5.0], [2.0, 3.0, 4.0, 5.0]]
-    """
-    if implementation not in (None, "xla"):
-        raise ValueError(
-            f"dot_product_attention: implementation={implementation!r} is not available on funcgrad's "
-            "devices; use None or 'xla'"
-        )
-    out_shape = asarray(query).shape
-    q, k, v = _to_4d(query), _to_4d(key), _to_4d(value)
-    bias = None if bias is None else _to_4d(bias)
-    mask = None if mask is None else _to_4d(mask)
-    B, S, K, H = k.shape
-    if v.shape != k.shape:
-        raise ValueError(f"dot_product_attention: value shape {v.shape} must equal key shape {k.shape}")
-    if q.shape[0] != B or q.shape[3] != H:
-        raise ValueError(
-            f"dot_product_attention: query shape {q.shape} must be (B={B}, T, N, H={H}) for key shape "
-            f"{k.shape}"
-        )
-    if mask is not None and mask.dtype != np.bool_:
-        raise ValueError(f"dot_product_attention: mask must be boolean, got dtype {mask.dtype}")
-    T, N = q.shape[1], q.shape[2]
-    if N % K:
-        raise ValueError(
-            f"dot_product_attention: the number of query heads must be a multiple of key/value heads, "
-            f"but got {N} vs {K}"
-        )
-    G = N // K
-    if isinstance(local_window_size, int | np.integer):
-        local_window_size = (int(local_window_size), int(local_window_size))
-    scale = 1.0 / np.sqrt(H) if scale is None else scale
-    logits_dtype = np.promote_types(q.dtype, np.float32)
-    qg = fnp.reshape(q, (B, T, K, G, H))
-    # (the operands converted, not preferred_element_type: the product is the same, and the
-    # gradients come back in q's and k's dtypes; the transposed product of a float32 cotangent
-    # with a bfloat16 operand was refused)
-    logits = fnp.einsum("BTKGH,BSKH->BKGTS", fnp.asarray(qg, logits_dtype), fnp.asarray(k, logits_dtype))
-    logits = logits * fnp.asarray(scale, logits.dtype)
-    if bias is not None:
-        logits = fnp.asarray(logits + _grouped(bias, K, G, N), logits.dtype)
-    keep = None
-    if mask is not None:
-        keep = _grouped(mask, K, G, N)
-    rows = fnp.arange(T)[:, None]
-    cols = fnp.arange(S)[None, :]
-    if is_causal:
-        keep = _and(keep, rows >= cols)
-    if local_window_size is not None:
-        left, right = local_window_size
-        keep = _and(keep, fnp.logical_and(rows <= cols + left, rows >= cols - right))
-    if query_seq_lengths is not None:
-        ql = asarray(query_seq_lengths)
-        keep = _and(keep, (fnp.arange(T)[None, :] < ql[:, None])[:, None, None, :, None])
-    if key_value_seq_lengths is not None:
-        kl = asarray(key_value_seq_lengths)
-        keep = _and(keep, (fnp.arange(S)[None, :] < kl[:, None])[:, None, None, None, :])
-    if keep is not None:
-        big_negative = -0.7 * min(float(_dt.finfo(logits.dtype).max), float(_dt.finfo(np.float32).max))
-        keep = fnp.broadcast_to(
-            fnp.reshape(keep, (1,) * (logits.ndim - keep.ndim) + keep.shape), logits.shape
-        )
-        logits = fnp.where(keep, logits, fnp.asarray(big_negative, logits.dtype))
-    probs = fnp.asarray(softmax(logits, axis=-1), k.dtype)
-    encoded = fnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
-    encoded = fnp.reshape(encoded, (B, T, N, H))
-    if query_seq_lengths is not None:
-        valid = fnp.arange(T)[None, :] < asarray(query_seq_lengths)[:, None]
-        encoded = encoded * fnp.asarray(valid, encoded.dtype)[:, :, None, None]
-    encoded = fnp.reshape(encoded, out_shape)
-    if not return_residual:
-        return encoded
-    lse = fnp.asarray(logsumexp(logits, axis=-1), k.dtype)  # (B, K, G, T)
-    lse = fnp.transpose(fnp.reshape(lse, (B, N, T)), (0, 2, 1))
-    return encoded, ew.stop_gradient_p.bind(fnp.reshape(lse, out_shape[:-1]))
-
-
-def _and(mask, other):
-    if mask is None:
-        return other
-    # (leading axes added explicitly: no implicit rank promotion under jax_numpy_rank_promotion)
-    rank = mask.ndim if mask.ndim > other.ndim else other.ndim
-    mask = fnp.reshape(mask, (1,) * (rank - mask.ndim) + mask.shape)
-    other = fnp.reshape(other, (1,) * (rank - other.ndim) + other.shape)
-    return fnp.logical_and(mask, other)
 
 
 def tanh(x):
