@@ -3,9 +3,9 @@
 
 Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
 catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``programs``,
-``lowering``, ``meshes``, ``reshard``, ``spmd_route``, ``transfers`` and ``sharded`` (never
-``dispatch``, which imports it on first use: it loads jaxlib). Never the surface: shardings arrive as
-``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
+``lowering``, ``meshes``, ``reshard``, ``spmd_route``, ``transfers``, ``sharded`` and
+``spmd_executables`` (never ``dispatch``, which imports it on first use: it loads jaxlib). Never the
+surface: shardings arrive as ``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
 values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 
 # NOTE: [SPMD call route]
@@ -20,7 +20,7 @@ values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 # compiles it once per (jaxpr, shardings); the partitioner inserts the communication.
 # ``execute.run`` moves each argument to its sharding (``to_sharded_buffer``: on the devices when
 # it is laid out otherwise there, NOTE: [device-to-device resharding]; through the host from other
-# devices) before the executable's own checks (NOTE in xla_bridge/sharded.py: XLA would crash on
+# devices) before the executable's own checks (xla_bridge/spmd_executables.py: XLA would crash on
 # a buffer on the wrong device).
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives.callbacks import debug_callback_p, ordered_callback_in
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
-from funcgrad.xla_bridge import reshard, sharded
+from funcgrad.xla_bridge import reshard, sharded, spmd_executables
 from funcgrad.xla_bridge.executables import option_overrides
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
@@ -240,7 +240,7 @@ def _build(
     n_const = len(lowered.const_args)
     const_sharding = sharded.replicated(devices, mesh)
     params = [const_sharding] * n_const + list(in_shardings)
-    exe = sharded.compile_spmd(
+    exe = spmd_executables.compile_spmd(
         lowered.text,
         lowered.in_avals,
         lowered.out_avals,
