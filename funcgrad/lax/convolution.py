@@ -226,25 +226,7 @@ def conv_general_dilated(
         dtype_error = e
     else:
         dtype_error = None
-    if dtype_error is not None:
-        # JAX's shape rule runs before its dtype rule: operands whose shapes do not fit raise that
-        # ValueError first (conv_transpose with the kernel's features swapped and a narrower
-        # preferred_element_type: the lax-parameter fuzzer, seed 20010)
-        params = dict(
-            window_strides=window_strides,
-            padding=padding,
-            lhs_dilation=lhs_dilation,
-            rhs_dilation=rhs_dilation,
-            dimension_numbers=dn,
-            feature_group_count=feature_group_count,
-            batch_group_count=batch_group_count,
-        )
-        avals = ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, lhs.dtype)
-        cv.conv_general_dilated_p.abstract_eval(*avals, **params)
-        raise dtype_error
-    return cv.conv_general_dilated(
-        lhs,
-        rhs,
+    params = dict(
         window_strides=window_strides,
         padding=padding,
         lhs_dilation=lhs_dilation,
@@ -252,6 +234,18 @@ def conv_general_dilated(
         dimension_numbers=dn,
         feature_group_count=feature_group_count,
         batch_group_count=batch_group_count,
+    )
+    if dtype_error is not None:
+        # JAX's shape rule runs before its dtype rule: operands whose shapes do not fit raise that
+        # ValueError first (conv_transpose with the kernel's features swapped and a narrower
+        # preferred_element_type: the lax-parameter fuzzer, seed 20010)
+        avals = ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, lhs.dtype)
+        cv.conv_general_dilated_p.abstract_eval(*avals, **params)
+        raise dtype_error
+    return cv.conv_general_dilated(
+        lhs,
+        rhs,
+        **params,
         precision=canonicalize_precision(precision, name, algorithms=False),
         preferred_element_type=pet,
     )
