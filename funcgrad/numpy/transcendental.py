@@ -27,6 +27,7 @@ from funcgrad.numpy._core import (
     call_custom,
     constant,
     constant_like,
+    convert,
     lax_const,
     promote_args,
     promote_args_inexact,
@@ -696,9 +697,10 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     info = _dt.finfo(dtype)  # (ml_dtypes' too: bfloat16 is not NumPy kind "f")
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    out = select(ew.ne_p.bind(x, x), constant(nan, dtype), x)
-    out = select(ew.eq_p.bind(x, constant(np.inf, dtype)), constant(posinf, dtype), out)
-    return select(ew.eq_p.bind(x, constant(-np.inf, dtype)), constant(neginf, dtype), out)
+    # (``convert``, JAX's ``asarray(v, dtype)``: the replacements may be traced, as JAX's are)
+    out = select(ew.ne_p.bind(x, x), convert(nan, dtype), x)
+    out = select(ew.eq_p.bind(x, constant(np.inf, dtype)), convert(posinf, dtype), out)
+    return select(ew.eq_p.bind(x, constant(-np.inf, dtype)), convert(neginf, dtype), out)
 
 
 @jitted_eagerly(static_argnames=("equal_nan",))
@@ -729,7 +731,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
 def _close(a, b, rtol, atol, dtype):
     diff = ew.abs_p.bind(ew.sub_p.bind(a, b))
     dtype = _dt.real_dtype(dtype)  # |complex| is real: so are the tolerances
-    tol = ew.add_p.bind(constant(atol, dtype), ew.mul_p.bind(constant(rtol, dtype), ew.abs_p.bind(b)))
+    # (``convert``, JAX's ``lax.convert_element_type``: the tolerances may be traced, as JAX's are)
+    tol = ew.add_p.bind(convert(atol, dtype), ew.mul_p.bind(convert(rtol, dtype), ew.abs_p.bind(b)))
     return ew.le_p.bind(*broadcast_args(diff, tol))
 
 

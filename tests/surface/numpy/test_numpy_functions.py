@@ -1079,3 +1079,30 @@ def test_eager_functions_jax_jits_have_jax_s_bits():
         got, want = getattr(fnp, name)(*args, **kw), getattr(jnp, name)(*args, **kw)
         assert got.dtype == want.dtype and got.weak_type == want.weak_type, name
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "name, args, kw",
+    [
+        ("isclose", (np.float32([1.0, 1.1, 2.0]), np.float32([1.05, 1.0, 2.0])), {"rtol": 0.06, "atol": 0.0}),
+        ("allclose", (np.float32([1.0, 2.0]), np.float32([1.05, 2.0])), {"atol": 0.1}),
+        ("nan_to_num", (np.float32([np.nan, np.inf, -np.inf, 1.0]),), {"nan": 2.5, "posinf": 7.0}),
+    ],
+)
+def test_traced_tolerances_and_replacements_as_jax(name, args, kw):
+    # JAX traces isclose's rtol/atol and nan_to_num's nan/posinf/neginf (they are not static): under
+    # jit they are tracers (funcgrad refused them with TracerArrayConversionError), and an eager call
+    # passing one keeps the function on its compiled route (NOTE: [eager library functions as one
+    # program]) instead of falling back to op by op for every later call
+    import jax
+    import jax.numpy as jnp
+
+    def under(jit_fn, mod):
+        return jit_fn(lambda kw: getattr(mod, name)(*args, **kw))(kw)
+
+    for got, want in (
+        (getattr(fnp, name)(*args, **kw), getattr(jnp, name)(*args, **kw)),
+        (under(jit, fnp), under(jax.jit, jnp)),
+    ):
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
