@@ -270,16 +270,19 @@ def _all_gather_axis_rule(axis_size, name, vals, dims, *, axis_name, axis, tiled
     return (_merge(y, axis) if tiled else y), None
 
 
-all_gather_p = Primitive("all_gather")
-all_gather_p.def_impl(_unbound_impl("all_gather"))
-all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
-deflinear(
-    all_gather_p,
-    lambda ct, x, *, axis, **params: [psum_scatter_p.bind(ct, scatter_dimension=axis, **params)],
-)
-all_gather_p.def_batch(front_batch(all_gather_p, "axis"))
-all_gather_p.def_traits(collective_batch=_all_gather_axis_rule)
-all_gather_p.def_taylor(linear_taylor(all_gather_p))  # (linear in its inexact operands)
+def _gather_primitive(name: str) -> Primitive:
+    """all_gather's rules under ``name`` (all_gather and all_gather_invariant share them)."""
+    p = Primitive(name)
+    p.def_impl(_unbound_impl(name))
+    p.def_abstract_eval(_all_gather_abstract_eval)
+    deflinear(p, lambda ct, x, *, axis, **params: [psum_scatter_p.bind(ct, scatter_dimension=axis, **params)])
+    p.def_batch(front_batch(p, "axis"))
+    p.def_traits(collective_batch=_all_gather_axis_rule)
+    p.def_taylor(linear_taylor(p))  # (linear in its inexact operands)
+    return p
+
+
+all_gather_p = _gather_primitive("all_gather")
 
 
 def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
@@ -294,16 +297,7 @@ def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
 # funcgrad's convention is all_gather's (NOTE: [transposes of collectives]): the body's invariant
 # output's cotangent is shared among its copies, and the psum_scatter of the shares is JAX's
 # slice of the cotangent at the device's index.
-all_gather_invariant_p = Primitive("all_gather_invariant")
-all_gather_invariant_p.def_impl(_unbound_impl("all_gather_invariant"))
-all_gather_invariant_p.def_abstract_eval(_all_gather_abstract_eval)
-deflinear(
-    all_gather_invariant_p,
-    lambda ct, x, *, axis, **params: [psum_scatter_p.bind(ct, scatter_dimension=axis, **params)],
-)
-all_gather_invariant_p.def_batch(front_batch(all_gather_invariant_p, "axis"))
-all_gather_invariant_p.def_traits(collective_batch=_all_gather_axis_rule)
-all_gather_invariant_p.def_taylor(linear_taylor(all_gather_invariant_p))
+all_gather_invariant_p = _gather_primitive("all_gather_invariant")
 
 
 def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled, axis_index_groups=None):
