@@ -127,8 +127,8 @@ class SpmdExecutable:
         return self._loaded.get_compiled_memory_stats()
 
     def cost_analysis(self) -> dict:
-        """XLA's cost estimate of this program (``flops``, ``transcendentals``, ``bytes
-        accessed`` and per-operand byte counts), as jaxlib's ``cost_analysis`` reports it."""
+        """XLA's cost estimate of this program (``flops``, ``transcendentals``,
+        ``bytes accessed`` and per-operand byte counts), as jaxlib's ``cost_analysis`` reports it."""
         return dict(self._loaded.cost_analysis())
 
 

@@ -4,8 +4,8 @@ Layer: kernel. Imports ``core``, ``array`` and ``hooks`` (``hooks.library_jit``,
 ``funcgrad.jitting``, which sits above the modules that use this decorator).
 
 # NOTE: [eager library functions as one program]
-# Many of JAX's public functions are jitted where JAX defines them (``@jit``, ``@partial(jit,
-# static_argnames=...)``): ``jax.nn``'s activations, ``log_softmax``, ``standardize``,
+# Many of JAX's public functions are jitted where JAX defines them (``@jit``,
+# ``@partial(jit, static_argnames=...)``): ``jax.nn``'s activations, ``log_softmax``, ``standardize``,
 # ``jnp.linalg``'s factorisations and norms, ``jnp``'s nan-reductions, quantiles, ``cov``,
 # ``polyval``, ``convolve``, ... An eager call of one is one call of a cached compiled program,
 # with XLA's rounding of the fused program. Run op by op, the same function rounds as NumPy does

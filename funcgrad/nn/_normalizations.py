@@ -34,8 +34,8 @@ def _reduction_axes(x, axis):
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis`` without overflow (jax.scipy.special.logsumexp).
 
-    ``b`` scales the terms (zeros drop them); with ``return_sign`` the result is ``(log|sum|,
-    sign)``, otherwise a negative sum gives NaN. Complex terms give the log of the sum on the
+    ``b`` scales the terms (zeros drop them); with ``return_sign`` the result is
+    ``(log|sum|, sign)``, otherwise a negative sum gives NaN. Complex terms give the log of the sum on the
     principal branch (with ``return_sign``: the log of its modulus and its phase ``sum / |sum|``).
 
     >>> float(logsumexp(np.array([1000.0, 1000.0]))) == 1000.0 + float(np.log(2))

@@ -139,7 +139,7 @@ def lexsort(keys, axis=-1):
 
 def partition(a, kth, axis=-1):
     """``a`` rearranged so the ``kth`` element is in its sorted place, smaller ones before it and
-    larger ones after, in JAX's arrangement (two ``top_k``s): the ``kth + 1`` smallest ascending,
+    larger ones after, in JAX's arrangement (two ``top_k`` calls): the ``kth + 1`` smallest ascending,
     then the others descending, ties and zeros' signs in XLA's total order (-0.0 before 0.0).
 
     >>> partition(np.array([9, 4, 1, 7, 3]), 2).tolist()

@@ -270,7 +270,7 @@ def _polar_2d(a, *, side, method, eps, max_iterations):
 
 def _sqrtm_triu(T):
     """The upper-triangular square root of upper-triangular ``T`` (Bjorck and Hammarling, 1983),
-    column by column in JAX's three ``fori_loop``s: the same sums in the same order (jax's bits),
+    column by column in JAX's three ``fori_loop`` loops: the same sums in the same order (jax's bits),
     and a program of constant size (unrolled in Python, a 50 x 50 ``jit`` compiled for minutes)."""
     diag = fnp.sqrt(fnp.diagonal(T))
     n = diag.shape[0]
@@ -370,7 +370,7 @@ def _rsf2csf_2d(T, Z):
 def _parlett(F, T):
     """The Schur-Parlett recurrence (Golub and Van Loan, Algorithm 11.1.1) filling the strict
     upper triangle of ``F`` (``func`` of the diagonal given) superdiagonal by superdiagonal, as
-    two ``fori_loop``s in one compiled program, as JAX's: unrolled in Python it was n^2 / 2
+    two ``fori_loop`` loops in one compiled program, as JAX's: unrolled in Python it was n^2 / 2
     steps of eager operations (15 s at n = 20) or of staged ones (a 100 s compile)."""
     n = T.shape[0]
     idx = fnp.arange(n)
