@@ -2,15 +2,14 @@
 (``_inexact``, ``_inexact_formula``, ``_inexact_int_formula``), weak constants (``_const``) and the
 refusals in JAX's words that its formulas raise on the way (``_no_bool_shift``, ``_no_complex_clip``).
 
-Layer: surface. Imports ``funcgrad.numpy``'s ``_core`` helpers and the kernel's ``Array``.
+Layer: surface. Imports ``funcgrad.numpy``'s ``_core`` helpers.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.kernel.array import Array
-from funcgrad.numpy._core import aval, constant, promote_args, promote_args_inexact
+from funcgrad.numpy._core import constant_like, promote_args, promote_args_inexact
 
 
 def _inexact(x):
@@ -51,9 +50,6 @@ def _no_complex_clip(x):
         )
 
 
-def _const(value, like):
-    # weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
-    # (nn.relu(0.0) is weak in JAX)
-    a = aval(like)
-    c = constant(value, a.dtype)
-    return Array._from_owned(c._numpy(), True) if a.weak_type else c
+# Weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
+# (nn.relu(0.0) is weak in JAX): funcgrad.numpy's ``constant_like``.
+_const = constant_like
