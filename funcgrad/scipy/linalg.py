@@ -358,9 +358,10 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a", sel
 
 def _inexact_only(name, a):
     # (JAX's schur and hessenberg bind their primitive on the input as is: a boolean or integer
-    # matrix is the primitive's TypeError, in its words, not promoted to float)
+    # matrix is the primitive's TypeError, in its words, not promoted to float; a 16-bit float,
+    # bfloat16 too -- NumPy's kind 'V' -- goes on to the LAPACK dtype check's NotImplementedError)
     dtype = np.dtype(a.dtype) if hasattr(a, "dtype") else np.result_type(a)
-    if dtype.kind not in "fc":
+    if not _dt.is_inexact(dtype):
         raise TypeError(
             f"{name} does not accept dtype {dtype.name} at position 0. Accepted dtypes at position 0 are "
             "subtypes of floating, complexfloating."

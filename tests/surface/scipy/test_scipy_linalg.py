@@ -349,6 +349,20 @@ def test_solve_triangular_of_16_bit_floats_as_jax():
                 np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
 
 
+@pytest.mark.parametrize("name", ["schur", "hessenberg"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_schur_hessenberg_of_16_bit_floats_raise_as_jax(name, dtype):
+    # (the fuzzer's progz, seed 21002: a bfloat16 matrix into schur raised the integers' TypeError,
+    # "subtypes of floating", where jax raises NotImplementedError: Unsupported dtype bfloat16)
+    jax = pytest.importorskip("jax")
+    import ml_dtypes
+
+    m = np.array([[2.0, 0.5], [0.2, 1.0]], ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16)
+    for lib in (jax, funcgrad):
+        with pytest.raises(NotImplementedError, match=f"Unsupported dtype {dtype}"):
+            getattr(lib.scipy.linalg, name)(m)
+
+
 def test_special_matrix_errors_in_jax_s_words():
     # (JAX's linalg_test testCompanionInvalidLength, testLeslieInvalidLength,
     # testFiedlerCompanionEmptyInput, testConvolutionMatrixInvalidArgs, testInvpascalInvalidKind)
