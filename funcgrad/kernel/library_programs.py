@@ -26,9 +26,14 @@ Layer: kernel. Imports ``core``, ``array`` and ``hooks`` (``hooks.library_jit``,
 # own trace cache, keyed on shapes, dtypes, weak types, static values and the configuration (no
 # retrace warning: the caller chose the shapes). The function is the library's own and pure: it
 # calls no user code and reads nothing of the user's, so the cache cannot change when user Python
-# runs or what it sees. Under any trace (jit, vmap, jvp, eager grad's recording) the function
-# traces inline, as JAX's ``jit(inline=True)``: jaxprs and derivatives are what they were (eager
-# ``grad`` keeps its cached NumPy programs, NOTE: [eager grad program cache]). Any other call (a
+# runs or what it sees. Under a first-order eager ``jvp``/``vjp``/``linearize`` (a JVP trace over
+# the evaluation trace, through vjp's partial evaluation) it binds that one jit too, as JAX's: the
+# forward is one compiled program, so the residuals are XLA's fused values (log_softmax's saved
+# bfloat16 sum of exp(x) adds exp's unrounded float32 values there; op by op it differed in 3 of 64,
+# and ``jit(vjp(log_softmax, x)[1])`` in 13 of 4096 cotangents). Under any other trace (jit, vmap,
+# nested jvp, eager grad's recording) the function traces inline, as JAX's ``jit(inline=True)``:
+# jaxprs and derivatives are what they were (eager ``grad`` keeps its cached NumPy programs, NOTE:
+# [eager grad program cache]; seven nested jvp of svd as one program crashed XLA). Any other call (a
 # list operand, ``axis=[0, 1]``, an Array ``alpha`` where funcgrad needs a Python value) runs op
 # by op, a function whose trace needed a dynamic argument's value (a ConcretizationTypeError)
 # runs op by op from then on, and so does every call until ``funcgrad.jitting`` is imported
@@ -51,9 +56,11 @@ from collections.abc import Callable
 import numpy as np
 
 from funcgrad.kernel import core
+from funcgrad.kernel.ad import JVPTrace
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.errors import ConcretizationTypeError
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import PartialEvalTrace
 
 _EvalTrace = core.EvalTrace
 # What a dynamic argument may be on the compiled route: jit's operands (and None, an empty tree).
@@ -65,9 +72,24 @@ _OPERANDS = frozenset({Array, np.ndarray, float, int, bool, complex, type(None)}
 _STATICS = frozenset({int, float, bool, complex, str, type(None), type})
 
 
-def _operand(x) -> bool:
+def _operand(x, trace=None) -> bool:
     t = type(x)
-    return t in _OPERANDS or isinstance(x, np.generic)
+    if t in _OPERANDS or isinstance(x, np.generic):
+        return True
+    # (under eager autodiff, the tracers of its traces: jit's operands there)
+    return type(trace) is not _EvalTrace and isinstance(x, core.Tracer)
+
+
+def _eager_autodiff(trace) -> bool:
+    """Whether ``trace`` is a first-order eager ``jvp``/``vjp``/``linearize``: a JVP trace, over a
+    partial-evaluation one for vjp/linearize, over the evaluation trace (not grad's recording,
+    vmap, nested derivatives, or anything staged under jit)."""
+    if type(trace) is not JVPTrace:
+        return False
+    parent = trace.parent
+    if type(parent) is PartialEvalTrace:
+        parent = parent.parent
+    return type(parent) is _EvalTrace
 
 
 def _static(x) -> bool:
@@ -100,8 +122,9 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
     @functools.wraps(fn)
     def call(*args, **kwargs):
         nonlocal compiled
+        trace = core.current_trace()
         if (
-            type(core.current_trace()) is not _EvalTrace
+            (type(trace) is not _EvalTrace and not _eager_autodiff(trace))
             or hooks.library_jit is None
             or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
         ):
@@ -110,13 +133,13 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
             if i in static_at:
                 if not _static(a):
                     return fn(*args, **kwargs)
-            elif not _operand(a):
+            elif not _operand(a, trace):
                 return fn(*args, **kwargs)
         for k, v in kwargs.items():
             if k in statics:
                 if not _static(v):
                     return fn(*args, **kwargs)
-            elif not _operand(v):
+            elif not _operand(v, trace):
                 return fn(*args, **kwargs)
         if compiled is None:
             compiled = hooks.library_jit(fn, static_argnames=tuple(sorted(statics)))

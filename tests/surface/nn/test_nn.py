@@ -556,3 +556,25 @@ def test_eager_programs_trace_inline_and_fall_back():
     np.testing.assert_allclose(nn.logmeanexp(x, axis=[0, 1]), nn.logmeanexp(x, axis=(0, 1)), rtol=1e-6)
     with pytest.raises(ValueError, match="glu: axis 1 must have an even size"):
         nn.glu(np.ones((2, 3)), axis=1)
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+def test_eager_vjp_of_jitted_functions_saves_jax_s_residuals(dtype):
+    # Under eager vjp/jvp/linearize a function JAX jits binds one jit, as JAX's: its forward (the
+    # residuals) is one compiled program, whose fused sum of exp(x) skips exp's half rounding
+    # (op by op: log_softmax's saved sum differed, then 13 of 4096 bfloat16 cotangents).
+    import jax
+    from _oracle import cheapen_jax_compiles
+
+    cheapen_jax_compiles()  # (both sides compiled alike: NOTE: [oracle compile options])
+    rng = np.random.RandomState(0)
+    x = (rng.randn(64, 64) * 3).astype(dtype)
+    w = rng.randn(64, 64).astype(dtype)
+
+    def normed(np_):
+        return lambda o: o / np_.sqrt(np_.linalg.norm(o, axis=-1, keepdims=True) + 1e-6)
+
+    for ours, theirs in [(nn.log_softmax, jax.nn.log_softmax), (normed(fnp), normed(jax.numpy))]:
+        got = funcgrad.jit(funcgrad.vjp(ours, x)[1])(w)[0]
+        want = jax.jit(jax.vjp(theirs, x)[1])(w)[0]
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
