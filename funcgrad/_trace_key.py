@@ -113,10 +113,13 @@ def _explain(old, new, names) -> str:
     if old[0] != new[0]:  # (JAX's reason first, then funcgrad's detail)
         return f"different input pytree: the input tree structure changed from {old[0]} to {new[0]}"
     if old[2] != new[2] or old[3] != new[3]:
-        o, n = dict((*old[2], *old[3])), dict((*new[2], *new[3]))
+        # (where, value, type) triples: a change of type alone is a change (NOTE: [strict static keys])
+        o = {p[0]: p[1:] for p in (*old[2], *old[3])}
+        n = {p[0]: p[1:] for p in (*new[2], *new[3])}
         for k in n:
-            if o.get(k, object()) != n[k]:
-                return f"static argument {k!r} changed from {o.get(k)!r} to {n[k]!r}"
+            if o.get(k, ()) != n[k]:
+                was = o[k][0] if k in o else None
+                return f"static argument {k!r} changed from {was!r} to {n[k][0]!r}"
         return "the static arguments changed"
     for name, a, b in zip(names, old[1], new[1]):
         if a == b:

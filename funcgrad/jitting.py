@@ -76,7 +76,7 @@ from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import Ref, abstract_ref
 from funcgrad.xla_bridge import programs
-from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged
+from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, strict_static_key
 
 __all__ = [
     "ArgInfo",
@@ -368,7 +368,9 @@ class PjitFunction(Dispatcher):
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)
-        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), hooks.mode_key())
+        # Statics keyed by type and value, as JAX's (NOTE: [strict static keys]).
+        statics = (static_key and strict_static_key(static_key), static_kw and strict_static_key(static_kw))
+        key = (in_tree, leaf_key, *statics, batching.axis_env(), hooks.mode_key())
         if _key_reuse.active():  # (a trace that summarises what it does to keys: NOTE: [key reuse])
             key += ("key_reuse",)
         if user_contexts:

@@ -12,8 +12,9 @@
  *   - top-level leaves (NumPy arrays, scalars, Arrays holding a device buffer), no static or
  *     keyword arguments: ``_native_plain(*leaves)``;
  *   - static arguments, containers or keyword arguments: ``_native(tree, statics, *leaves)``,
- *     split as ``Dispatcher._split`` splits (static positions as ``(position, value)`` pairs, static
- *     keywords as sorted ``(name, value)`` pairs in a ``_KwStatics``), containers flattened by the
+ *     split as ``Dispatcher._split`` splits and keyed as ``strict_static_key`` keys (static positions
+ *     as ``(position, value, type)`` triples, static keywords as sorted ``(name, value, type)``
+ *     triples in a ``_KwStatics``: NOTE: [strict static keys]), containers flattened by the
  *     pytree registry, Arrays swapped for their buffers; so both twins share the cache entries
  *     (tests/bridge/test_dispatch_routes.py drives both with the same cases).
  *
@@ -289,8 +290,10 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
                 }
             }
             int failed;
-            if (is_static) { /* a (position, value) pair, as Dispatcher._split makes it */
-                PyObject *pair = Py_BuildValue("(nO)", i, PyTuple_GET_ITEM(args, i));
+            if (is_static) { /* a (position, value, type) triple, as strict_static_key makes it
+                                (NOTE: [strict static keys] in dispatch.py) */
+                PyObject *v = PyTuple_GET_ITEM(args, i);
+                PyObject *pair = Py_BuildValue("(nOO)", i, v, (PyObject *)Py_TYPE(v));
                 failed = pair == NULL || PyList_Append(statics, pair) < 0;
                 Py_XDECREF(pair);
             }
@@ -333,7 +336,7 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
                 ok = 0;
             }
             else if (is_static) {
-                PyObject *item = PyTuple_Pack(2, key, value);
+                PyObject *item = PyTuple_Pack(3, key, value, (PyObject *)Py_TYPE(value)); /* typed */
                 ok = item != NULL && PyList_Append(static_kw, item) == 0;
                 Py_XDECREF(item);
             }

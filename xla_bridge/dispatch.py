@@ -72,7 +72,7 @@ from funcgrad.kernel.traceback_util import filter_at_boundary as _filter_at_boun
 from funcgrad.kernel.traceback_util import register_boundary_code
 from funcgrad.kernel.tree_util import registry as _registry
 
-__all__ = ["Dispatcher", "NonHashableStaticArgumentError", "Staged", "set_call_redirect"]
+__all__ = ["Dispatcher", "NonHashableStaticArgumentError", "Staged", "set_call_redirect", "strict_static_key"]
 
 
 class NonHashableStaticArgumentError(TypeError, ValueError):
@@ -122,10 +122,34 @@ class _Finished(list):
 
 
 class _KwStatics(NamedTuple):
-    """The native dispatcher's static key of a call with keyword arguments."""
+    """The native dispatcher's static key of a call with keyword arguments (both parts typed by
+    ``strict_static_key``)."""
 
     pos: tuple
     kw: tuple
+
+
+# NOTE: [strict static keys]
+# Static arguments are keyed by type and value, as JAX's (``_HashableWithStrictTypeEquality`` in
+# jax/_src/api_util.py): 1, 1.0 and True hash and compare
+# equal in Python, and a key of bare values let a call with ``s=1.0`` reuse the program traced for
+# ``s=1`` (an int64 result where JAX gives float64). Only the outer type counts, as JAX's: (1,) and
+# (1.0,) share an entry. Every key of the static part -- the native dispatcher's (built here by
+# ``_native_route`` and in C by ``_hot_call.c``, as ``(where, value, type(value))`` triples) and the
+# surface's trace cache (funcgrad/jitting.py) -- is made by this function or its C twin. The
+# triples are compared in C (an ``is`` for the type): no Python ``__eq__`` on the hot path.
+def strict_static_key(pairs: tuple) -> tuple:
+    """``_split``'s static ``(position or name, value)`` pairs as a type-strict cache key.
+
+    >>> strict_static_key(((1, 1),)) == strict_static_key(((1, 1.0),))
+    False
+    """
+    return tuple([(k, v, type(v)) for k, v in pairs])
+
+
+def _untyped(triples: tuple) -> tuple:
+    """A strict key's pairs again (what ``_merge`` and the stage take)."""
+    return tuple([(k, v) for k, v, _ in triples])
 
 
 # The redirect row of the route table: read by both twins on every call (a dict lookup), set by
@@ -336,7 +360,10 @@ class Dispatcher(_HotCall):
         dispatcher not made yet, an error to word)."""
         if kwargs or self._static_argnums:
             static_key, static_kw, dyn, dyn_kw = self._split(args, kwargs, check=False)
-            statics = _KwStatics(static_key, static_kw) if kwargs else static_key
+            # NOTE: [strict static keys] (the C twin builds the same triples)
+            statics = strict_static_key(static_key)
+            if kwargs:
+                statics = _KwStatics(statics, strict_static_key(static_kw))
         else:  # (no split to make: kept to a few bytecodes, the pure-Python hot path)
             statics, dyn = (), args
         if kwargs:
@@ -418,10 +445,11 @@ class Dispatcher(_HotCall):
         kwargs = {}
         if type(statics) is _KwStatics:
             dyn, kwargs = tree.unflatten(wrapped)
-            kwargs = {**kwargs, **dict(statics.kw)}
+            kwargs = {**kwargs, **dict(_untyped(statics.kw))}
             statics = statics.pos
         else:
             dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
+        statics = _untyped(statics)
         staged, flat, _ = self._stage(_merge(statics, dyn), kwargs)
         try:  # (jit(device=) puts every argument on its device first, as JAX's: nothing to agree on)
             committed = None if self._device is not None else self._committed(staged, flat)

@@ -102,6 +102,25 @@ def test_the_twins_word_errors_the_same_way():
             call()  # the static argument is missing
 
 
+def test_the_twins_key_static_arguments_by_type():
+    # NOTE: [strict static keys]: 1, 1.0 and True hash and compare equal; each is its own entry,
+    # which either twin makes and the other hits.
+    if jax_loaded():
+        pytest.skip("jax owns jaxlib's dispatch state here: test_in_a_fresh_process_without_jax runs this")
+    fun = lambda a, s, *, t=1: a * s + t  # noqa: E731
+    f = funcgrad.jit(fun, static_argnums=1, static_argnames="t")
+    x = np.arange(3)
+    twins = [lambda *a, **k: f(*a, **k), lambda *a, **k: f._native_route(a, k)]
+    cases = [((x, 1), {}), ((x, 1.0), {}), ((x, True), {}), ((x, 1), {"t": 1.0}), ((x, 1), {"t": True})]
+    for args, kwargs in cases:
+        want = np.asarray(fun(*args, **kwargs))
+        for twin in twins:
+            got = np.asarray(twin(*args, **kwargs))
+            assert got.dtype == want.dtype and got.tolist() == want.tolist(), (args, kwargs)
+    assert f._native_misses == len(cases)
+    assert f._native_calls == 2 * len(cases)
+
+
 @pytest.mark.slow
 def test_in_a_fresh_process_without_jax():
     cmd = [

@@ -903,3 +903,39 @@ def test_concatenation_of_empty_pieces_in_a_branch_compiles():
         np.asarray(_roll_in_a_cond_jacobian(jax, jax.numpy)),
         rtol=1e-6,
     )
+
+
+# NOTE: [strict static keys]: 1, 1.0 and True are one Python key; JAX keys statics by type too.
+@pytest.mark.parametrize("by", ["position", "name"])
+def test_static_arguments_of_another_type_are_another_entry_as_jax(by):
+    import jax
+    from jax._src import config as jax_config
+
+    def calls(jit_):
+        if by == "position":
+            f = jit_(lambda x, s: x * s, static_argnums=1)
+            call = lambda s: f(np.arange(3), s)  # noqa: E731
+        else:
+            f = jit_(lambda x, s: x * s, static_argnames="s")
+            call = lambda s: f(np.arange(3), s=s)  # noqa: E731
+        # (1,) then (1.0,): JAX compares a container's outer type only, so they share an entry.
+        g = jit_(lambda x, s: x * s[0], static_argnums=1)
+        outs = [call(s) for s in (1, 1.0, True, 1, 2.0)]
+        outs += [g(np.arange(3), s) for s in ((1,), (1.0,))]
+        return [(np.asarray(o).dtype, np.asarray(o).tolist()) for o in outs]
+
+    with jax_config.enable_x64(True):
+        want = calls(jax.jit)
+    assert calls(jit) == want
+
+
+def test_eager_nanmean_refuses_a_float_axis_after_an_int_axis_as_jax():
+    # The functions JAX jits run eagerly through jit's cache (kernel/library_programs.py): a call
+    # with axis=1 must not serve axis=1.0, which JAX refuses.
+    import jax.numpy as jnp
+
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(fnp.nanmean(x, axis=1)), np.asarray(jnp.nanmean(x, axis=1)))
+    for lib in (jnp, fnp):
+        with pytest.raises(TypeError):
+            lib.nanmean(x, axis=1.0)
