@@ -216,7 +216,9 @@ _NDTRI_Q2 = [1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099
 def _ndtri(p):
     dtype = p.dtype
     poly = lambda c, v: fnp.polyval(np.array(c, dtype), v)  # noqa: E731
-    complement = fnp.where(p > 1.0 - _EXP_M2, 1.0 - p, p)
+    # (1 - p with a constant of p's dtype, as JAX's: a weak p is promoted to strong inside the
+    # where, so its gradient comes back weak through that conversion's transpose, as in JAX)
+    complement = fnp.where(p > 1.0 - _EXP_M2, fnp.asarray(1.0, dtype) - p, p)
     safe = fnp.where(complement == 0.0, 0.5, complement)
     w = safe - 0.5
     ww = w * w
@@ -264,7 +266,7 @@ def _log_ndtr_impl(x, series_order):
     low = fnp.minimum(x, lower)
     log_scale = -0.5 * fnp.square(low) - fnp.log(-low) - _LOG_SQRT_2PI
     tail = log_scale + fnp.log(_log_ndtr_asymptotic_series(low, series_order))
-    return fnp.where(above, -value, fnp.where(x > lower, fnp.log(value), tail))
+    return _strong(fnp.where(above, -value, fnp.where(x > lower, fnp.log(value), tail)))
 
 
 _log_ndtr = custom_jvp(_log_ndtr_impl, nondiff_argnums=(1,))
@@ -274,7 +276,9 @@ _log_ndtr = custom_jvp(_log_ndtr_impl, nondiff_argnums=(1,))
 def _log_ndtr_jvp(series_order, primals, tangents):
     (x,), (t,) = primals, tangents
     ans = _log_ndtr(x, series_order)
-    return ans, t * fnp.exp(-0.5 * fnp.square(x) - _LOG_SQRT_2PI - ans)
+    # (lax.mul, as JAX's rule: no promotion of a weak tangent, whose transpose would make the
+    # gradient weak again; the factor is strong, from ans)
+    return ans, lax.mul(t, fnp.exp(-0.5 * fnp.square(x) - _LOG_SQRT_2PI - ans))
 
 
 def log_ndtr(x, series_order: int = 3):
@@ -288,7 +292,9 @@ def log_ndtr(x, series_order: int = 3):
         raise TypeError(f"scipy.special.log_ndtr: series_order must be a Python int, got {series_order!r}")
     if not 0 <= series_order <= 30:
         raise ValueError(f"scipy.special.log_ndtr: series_order must be in [0, 30], got {series_order}")
-    x = _strong(_float_only("log_ndtr", x))
+    # (a weak x goes into the rule as is, as JAX's jnp.asarray keeps it: the result is strong, and
+    # so is the gradient, from the rule's strong factor; converting x first made the gradient weak)
+    x = _float_only("log_ndtr", x)
     return call_custom(_log_ndtr, x, series_order)
 
 
