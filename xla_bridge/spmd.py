@@ -4,9 +4,10 @@
 Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
 catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``programs``,
 ``lowering``, ``meshes``, ``reshard``, ``spmd_route``, ``transfers``, ``sharded`` and
-``spmd_executables`` (never ``dispatch``, which imports it on first use: it loads jaxlib). Never the
-surface: shardings arrive as ``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
-values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
+``spmd_executables`` (never ``dispatch``, which imports it on first use: it loads jaxlib). Never
+the surface: shardings arrive as ``sharded.MeshSharding`` objects (the surface's
+``NamedSharding._bridge``), meshes as opaque values read through ``mesh._flat``, ``mesh.devices``
+and ``mesh.axis_names``.
 
 # NOTE: [SPMD call route]
 # ``dispatch`` hands a call here when its program must run on several devices: the jitted
