@@ -149,3 +149,14 @@ def test_eager_large_products_have_xla_s_bits():
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
         np.testing.assert_array_equal(np.asarray(got), np.asarray(funcgrad.jit(fnp.matmul)(a, b)))
+
+
+def test_eager_small_products_are_numpy_s():
+    # The documented difference (differences_from_jax.md, "Eager float32 last places"): below
+    # 2**20 multiply-adds an eager product is NumPy's (its BLAS's sums), not XLA's: jit's bits
+    # differ in the last place (jax's eager and jitted bits agree)
+    rng = np.random.default_rng(18)
+    a, b = rng.standard_normal((4, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    got = np.asarray(fnp.matmul(a, b))
+    np.testing.assert_array_equal(got, a @ b)
+    assert (got != np.asarray(funcgrad.jit(fnp.matmul)(a, b))).any()
