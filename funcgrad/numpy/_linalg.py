@@ -248,16 +248,57 @@ def _parity_sign(swaps, dtype):
 
 
 def _slogdet_value(a):
+    """JAX's ``_slogdet_lu``: a zero on ``U``'s diagonal gives sign 0 and log|det| -inf whatever
+    else the diagonal holds; a real sign is the parity of the interchanges and negative pivots."""
     lu_, _, d, swaps = _lu_parts(a)
     dtype = a.dtype
     absd = mx.abs_value(d)
+    is_zero = reductions.any(ew.eq_p.bind(d, mx.zeros_like(d)), -1)
     if dtype.kind == "c":
         sign = reductions.prod(ew.div(d, ew.convert_element_type(absd, dtype)), -1)
+        sign = ew.mul(sign, _parity_sign(swaps, dtype))
     else:
-        sign = reductions.prod(ew.sign(d), -1)
-    sign = ew.mul(sign, _parity_sign(swaps, dtype))
+        negative = ew.convert_element_type(ew.lt_p.bind(d, mx.zeros_like(d)), np.int32)
+        sign = _parity_sign(ew.add(swaps, reductions.sum(negative, -1)), dtype)
+    sign = ew.select(is_zero, mx.zeros_like(sign), sign)
     logdet = reductions.sum(ew.log_p.bind(absd), -1)
+    logdet = ew.select(is_zero, mx.full(logdet.shape, -np.inf, logdet.dtype), logdet)
     return sign, logdet
+
+
+def _det_small(a):
+    """The determinant of 1x1 and 2x2 matrices in closed form (JAX's ``_slogdet_small``'s)."""
+    if a.shape[-1] == 1:
+        return a[..., 0, 0]
+    return ew.sub(ew.mul(a[..., 0, 0], a[..., 1, 1]), ew.mul(a[..., 0, 1], a[..., 1, 0]))
+
+
+def _slogdet_small_value(a):
+    """JAX 0.10's ``slogdet`` of 1x1 and 2x2 matrices (every dtype): no factorisation."""
+    d = _det_small(a)
+    return ew.sign(d), mx.real(ew.log_p.bind(mx.abs_value(d)))
+
+
+_slogdet_small = custom_jvp(_slogdet_small_value)
+
+
+@_slogdet_small.defjvp
+def _slogdet_small_jvp(primals, tangents):
+    """JAX's ``_slogdet_small_jvp``: ``tr(adj(a) da) / det(a)`` written out (inf, not NaN, at a
+    singular matrix with a nonzero numerator)."""
+    (a,), (g,) = primals, tangents
+    sign, logdet = _slogdet_small_value(a)
+    if a.shape[-1] == 1:
+        dlog = ew.div(g[..., 0, 0], a[..., 0, 0])
+    else:
+        x00, x01, x10, x11 = a[..., 0, 0], a[..., 0, 1], a[..., 1, 0], a[..., 1, 1]
+        num = ew.sub(ew.mul(g[..., 0, 0], x11), ew.mul(g[..., 0, 1], x10))
+        num = ew.add(ew.sub(num, ew.mul(g[..., 1, 0], x01)), ew.mul(g[..., 1, 1], x00))
+        dlog = ew.div(num, _det_small(a))
+    if a.dtype.kind == "c":
+        dsign = ew.mul(ew.sub(dlog, ew.convert_element_type(mx.real(dlog), a.dtype)), sign)
+        return (sign, logdet), (dsign, mx.real(dlog))
+    return (sign, logdet), (mx.zeros_like(sign), dlog)
 
 
 _slogdet = custom_jvp(_slogdet_value)
@@ -310,12 +351,10 @@ def slogdet(a, name: str = "slogdet", method: str = "lu"):
     if a.shape[-1] == 0:
         rdt = mx.real_dtype(a.dtype)
         return asarray(np.ones(a.shape[:-2], a.dtype)), asarray(np.zeros(a.shape[:-2], rdt))
-    if a.dtype in _dt.HALF_FLOATS:
-        # 16-bit floats, which LAPACK lacks: JAX's closed form up to 2x2, computed in the dtype
-        if a.shape[-1] > 2 or method == "qr":
-            inexact(a, name)  # (the error naming the dtype and the fix)
-        d = det(a, name)
-        return ew.sign(d), ew.log_p.bind(ew.abs_p.bind(d))
+    if method != "qr" and a.shape[-1] <= 2:  # JAX 0.10's closed forms, every dtype
+        return call_custom(_slogdet_small, a)
+    if a.dtype in _dt.HALF_FLOATS:  # 16-bit floats, which LAPACK lacks
+        inexact(a, name)  # (the error naming the dtype and the fix)
     return call_custom(_slogdet_qr if method == "qr" else _slogdet, a)
 
 

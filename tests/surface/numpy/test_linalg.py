@@ -249,6 +249,39 @@ def test_det_gradient_at_singular_matrices_matches_jax():
         assert np.all(np.isfinite(np.asarray(got)))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_slogdet_of_singular_and_small_matrices_is_jax_s(dtype):
+    # JAX 0.10's slogdet: 1x1 and 2x2 matrices take closed forms (their tangent tr(adj(a) da) / det
+    # is +-inf, not NaN, at a singular matrix), larger ones LU with sign 0 and log|det| -inf where
+    # U's diagonal holds a zero (a NaN beside it included). The fuzzer's seed 21012 (jvp of a
+    # singular stack: funcgrad NaN, jax inf).
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    mats = [
+        np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 2.0]]]),
+        np.zeros((2, 2)),
+        np.array([[0.0]]),
+        np.array([[np.nan, 1.0], [1.0, 1.0]]),
+        np.array([[1.0, 2.0], [2.0, 4.0]]) * (1 + 1j),
+        np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),
+        np.array([[0.0, 1, 0], [0, 0, np.nan], [0, 0, 0]]),
+        np.array([[2.0, 1, 0], [1, -2, 1], [0, 1, 2]]),
+    ]
+    for a in mats:
+        a = a.astype(dtype if a.dtype.kind == "f" else np.result_type(dtype, np.complex64))
+        t = np.cos(np.arange(a.size)).reshape(a.shape).astype(a.dtype)
+        for T, np_ in ((funcgrad, fnp), (jax, jnp)):
+            f = lambda a, np_=np_: tuple(np_.linalg.slogdet(a))  # noqa: E731
+            got = [T.jvp(f, (a,), (t,)), T.jit(lambda a, t, T=T, f=f: T.jvp(f, (a,), (t,)))(a, t)]
+            if T is funcgrad:
+                ours = got
+        for o, w in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(got), strict=True):
+            assert o.dtype == w.dtype
+            np.testing.assert_allclose(np.asarray(o), np.asarray(w), rtol=1e-5, err_msg=str(a))
+
+
 @pytest.mark.slow
 def test_pinv_and_eigh_gradients_match_jax():
     jax = pytest.importorskip("jax")
