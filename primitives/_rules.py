@@ -84,6 +84,41 @@ _SCALAR_TYPES = frozenset(_dt.python_scalar_types)
 # Abstract evaluation
 
 
+# NOTE: [XLA's signed zeros in max and min]
+# XLA's max and min order -0.0 below +0.0 (max(-0, +0) is +0 and min(+0, -0) is -0 whatever the
+# operands' order), and its reductions and cumulative scans of them start from +-inf; NumPy's
+# ``maximum``/``minimum`` return either zero. The eager impls of ``max``/``min``, ``reduce_max``/
+# ``reduce_min`` and ``cummax``/``cummin`` mend the zeros with these helpers (real floats only).
+
+
+def xla_extremum(out, x, y, *, for_max: bool):
+    """``out = maximum(x, y)`` (``for_max``) or ``minimum``, with XLA's zero: where both operands
+    are zeros, ``x + y`` is max's (-0 only for two -0) and ``-(-x + -y)`` min's."""
+    out = np.asarray(out)
+    if _dt.is_float(out.dtype):
+        both = np.logical_and(np.equal(x, 0), np.equal(y, 0))
+        if both.any():
+            mended = np.add(x, y) if for_max else np.negative(np.add(np.negative(x), np.negative(y)))
+            out = np.where(both, mended, out).astype(out.dtype)
+    return out
+
+
+def xla_zero_of_extremum(out, x, seen, *, for_max: bool):
+    """A max (``for_max``) or min reduction or scan ``out`` with XLA's zero: where it is a zero,
+    +0 for a max that saw a +0 (``seen(zeros)``: whether the operand's ``zeros`` of the other sign,
+    a boolean array, reduced or scanned with ``logical_or`` like ``out``, hold one), else -0; -0
+    for a min that saw a -0, else +0."""
+    out = np.asarray(out)
+    zero = np.equal(out, 0)
+    if _dt.is_float(out.dtype) and zero.any():
+        x = np.asarray(x)
+        sign = np.signbit(x)
+        seen = seen(np.logical_and(np.equal(x, 0), np.logical_not(sign) if for_max else sign))
+        plus = seen if for_max else np.logical_not(seen)
+        out = np.where(zero, np.where(plus, 0.0, -0.0), out).astype(out.dtype)
+    return out
+
+
 def checked_impl(abstract_eval: Callable, impl: Callable) -> Callable:
     """``impl`` preceded by ``abstract_eval`` on its operands' avals, so an eager call raises the
     same shape/dtype error (naming the op and the fix) as a traced one, where NumPy would fail with

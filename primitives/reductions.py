@@ -37,6 +37,7 @@ from funcgrad.primitives._rules import (
     aval_of,
     checked_impl,
     reduction_batch,
+    xla_zero_of_extremum,
 )
 from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
@@ -147,27 +148,28 @@ def _min_identity(dtype):
     return _dt.extremum_identity(dtype, for_max=False)
 
 
-def _reduce_impl(np_fn, identity):
+def _reduce_impl(np_fn, identity, for_max):
     def impl(x, *, axes):
         x = np.asarray(x)
         if x.size == 0:
             shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
             return np.full(shape, identity(x.dtype), dtype=x.dtype)
-        return np.asarray(np_fn(x, axis=axes))
+        out = np_fn(x, axis=axes)  # (NOTE: [XLA's signed zeros in max and min])
+        return xla_zero_of_extremum(out, x, lambda z: np.logical_or.reduce(z, axis=axes), for_max=for_max)
 
     return impl
 
 
 reduce_max_p = Primitive("reduce_max")
 reduce_max_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
-reduce_max_p.def_impl(_reduce_impl(np.maximum.reduce, _max_identity))
+reduce_max_p.def_impl(_reduce_impl(np.maximum.reduce, _max_identity, True))
 reduce_max_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_max", x, axes))
 reduce_max_p.def_jvp(_minmax_jvp(reduce_max_p))
 reduce_max_p.def_batch(_batch_reduction(reduce_max_p))
 
 reduce_min_p = Primitive("reduce_min")
 reduce_min_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
-reduce_min_p.def_impl(_reduce_impl(np.minimum.reduce, _min_identity))
+reduce_min_p.def_impl(_reduce_impl(np.minimum.reduce, _min_identity, False))
 reduce_min_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_min", x, axes))
 reduce_min_p.def_jvp(_minmax_jvp(reduce_min_p))
 reduce_min_p.def_batch(_batch_reduction(reduce_min_p))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, checked_impl, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, checked_impl, to_front, xla_zero_of_extremum
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
 from funcgrad.primitives.structure import (
     broadcast_in_dim,
@@ -249,11 +249,21 @@ def _cumulative_abstract_eval(name, numeric):
 
 
 def _cumulative_impl(ufunc):
+    def scan(op, x, axis, reverse, dtype):
+        if reverse:
+            return np.flip(op.accumulate(np.flip(x, axis), axis=axis, dtype=dtype), axis)
+        return op.accumulate(x, axis=axis, dtype=dtype)
+
     def impl(x, *, axis, reverse):
         x = np.asarray(x)
-        if reverse:
-            return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
-        return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+        out = scan(ufunc, x, axis, reverse, x.dtype)
+        if ufunc is np.add and x.dtype.kind in "fc" and x.shape[axis] > 1:
+            # (XLA's scan starts from +0: never -0; a window of one element is the element)
+            return out + np.zeros((), x.dtype)
+        if ufunc in (np.maximum, np.minimum):  # NOTE: [XLA's signed zeros in max and min]
+            seen = lambda z: scan(np.logical_or, z, axis, reverse, bool)  # noqa: E731
+            return xla_zero_of_extremum(out, x, seen, for_max=ufunc is np.maximum)
+        return out
 
     return impl
 

@@ -20,7 +20,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
-from funcgrad.numpy._core import asarray, aval, constant, select
+from funcgrad.numpy._core import asarray, aval, constant, constant_like, select
 from funcgrad.numpy._dtypes import extended_in, keys_by_word
 from funcgrad.numpy.index_update import _apply_counted
 from funcgrad.numpy.sorting import top_k_last
@@ -547,7 +547,13 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     if not _dt.is_inexact(operand.dtype):
         # (JAX's lowering writes -inf as the window's initial value of an integer dtype)
         raise OverflowError("cannot convert float infinity to integer")
-    return srt.associative_scan(_logaddexp_same, operand, axis, reverse)
+    out = srt.associative_scan(_logaddexp_same, operand, axis, reverse)
+    # JAX's scan starts from -inf, and logaddexp(-inf, -0.0) is +0: its result is never -0. A zero
+    # result gets its negation added (a computed term: XLA drops an added constant 0), outside the
+    # derivative.
+    zero = constant_like(0, out)
+    mend = ew.stop_gradient_p.bind(select(ew.eq_p.bind(out, zero), ew.neg_p.bind(out), zero))
+    return ew.add_p.bind(out, mend)
 
 
 def _cumulative_axis(name, operand, axis):

@@ -30,6 +30,7 @@ from funcgrad.primitives._rules import (
     to_front,
     unbroadcast,
     unop,
+    xla_extremum,
 )
 from funcgrad.primitives.elementwise.conversion import convert
 
@@ -477,8 +478,9 @@ def _minmax(name, impl):
     return p
 
 
-max_p = _minmax("max", np.maximum)
-min_p = _minmax("min", np.minimum)
+# (NOTE: [XLA's signed zeros in max and min])
+max_p = _minmax("max", lambda x, y: xla_extremum(np.maximum(x, y), x, y, for_max=True))
+min_p = _minmax("min", lambda x, y: xla_extremum(np.minimum(x, y), x, y, for_max=False))
 
 
 # (kept_when_dead: JAX removes nothing while tracing, so jvp of a jit or checkpoint holding an

@@ -180,3 +180,34 @@ def test_reverse_cumulative_reductions_round_as_jax(name):
         want = np.asarray(jax.jit(lambda v: getattr(jax.lax, name)(v, axis=1, reverse=True))(x))
         got = np.asarray(funcgrad.jit(lambda v: getattr(funcgrad.lax, name)(v, axis=1, reverse=True))(x))
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_signed_zeros_of_max_min_and_scans_are_xla_s(jit):
+    # NOTE: [XLA's signed zeros in max and min]: XLA orders -0 below +0 in max/min, its reductions
+    # and scans start from +-inf (cumsum from +0, cumlogsumexp from -inf: never -0); NumPy's
+    # maximum/minimum returned either zero eagerly (max([0, -0]) was -0, cumsum([-0, -0]) -0).
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    x = np.array([[-0.0, -0.0, 0.0, -0.0], [0.0, -0.0, -0.0, -0.0], [-0.0, 1.0, -1.0, -0.0]])
+    y = np.array([0.0, -0.0, -0.0, 0.0])
+
+    def program(T, np_, x, y):
+        out = [np_.maximum(x, y), np_.minimum(x, y), np_.maximum(y, x), np_.minimum(y, x)]
+        out += [np_.max(x, axis=a) for a in (0, 1)] + [np_.min(x, axis=a) for a in (0, 1)]
+        for rev in (False, True):
+            for name in ("cumsum", "cummax", "cummin", "cumlogsumexp"):
+                out += [getattr(T.lax, name)(x, axis=a, reverse=rev) for a in (0, 1)]
+        out += [T.lax.cumsum(x[:1, :1], axis=0)]  # (one element: itself, -0)
+        return out
+
+    # (x and y arguments under jit: as constants XLA's folding computes the max/min otherwise)
+    fg = (funcgrad, funcgrad.numpy)
+    ours = funcgrad.jit(lambda x, y: program(*fg, x, y))(x, y) if jit else program(*fg, x, y)
+    theirs = program(jax, jnp, x, y)
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(np.signbit(np.asarray(o)), np.signbit(np.asarray(t)))
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-15)
