@@ -5,10 +5,21 @@ Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; the result
 has the batch dims first, then the free dims of lhs, then those of rhs (StableHLO's order).
 
-``precision`` is ``None`` or a pair of ``Precision`` values (one per operand), JAX's canonical form
-(``canonicalize_precision``); it is carried to StableHLO's ``precision_config`` as JAX does. On CPU
-XLA computes float32 products in float32 whatever the precision (as in JAX), and the NumPy impl
-does the same, so the parameter changes no value here; it matters on accelerators.
+``precision`` is ``None``, a pair of ``Precision`` values (one per operand), JAX's canonical form
+(``canonicalize_precision``), or a dot algorithm (``DotAlgorithm``/``DotAlgorithmPreset``). A pair is
+carried to StableHLO's ``precision_config`` as JAX does. On CPU XLA computes float32 products in
+float32 whatever the precision (as in JAX), and the NumPy impl does the same, so a pair changes no
+value here; it matters on accelerators.
+
+# NOTE: [dot algorithms]
+# A dot algorithm is the equation's ``precision`` parameter, as in JAX: the impl and the lowering
+# convert the operands to its types, contract in its accumulation type and convert to the result
+# type (``algorithm_compute_types``; JAX's lowering makes the same converts, and XLA's CPU ignores
+# the algorithm attribute itself). Because the equation keeps it, the transpose rule's products
+# carry the forward's algorithm and ``preferred_element_type`` as JAX's
+# ``_dot_general_transpose_lhs/rhs`` do: the cotangent is rounded to the algorithm's operand type
+# (bfloat16 under BF16_BF16_F32) before the backward product. Converts around a plain product
+# (before session 19) lost that: a bfloat16 training step's second loss differed from jax's.
 ``Precision`` lives here (not in the surface) because the contraction primitives -- this one and
 ``conv_general_dilated`` -- carry it as a parameter.
 """
@@ -153,10 +164,30 @@ class DotAlgorithmPreset(enum.Enum):
         )
 
 
-def _algorithm_types(algorithm, lhs_dtype, rhs_dtype):
-    """(lhs type, rhs type, accumulation type or None) a dot algorithm computes in, as JAX's
-    lowering converts: an explicit ``DotAlgorithm`` names them; a preset keeps an operand type it
-    supports and converts any other to its first supported type."""
+def _supported_output_types(algorithm, lhs_dtype, rhs_dtype) -> tuple | None:
+    """The product types a preset writes as they are (JAX's ``supported_output_types``): a 16-bit
+    result of 16-bit operands under BF16_BF16_F32/F16_F16_F32, else the accumulation type."""
+    name = algorithm.name
+    if name in ("ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM"):
+        return tuple(
+            np.dtype(t)
+            for t in (np.float32, np.float16, _dt.bfloat16, "float8_e4m3fn", "float8_e5m2")
+            + ("float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e4m3b11fnuz")
+        )
+    narrow = {"F16_F16_F32": np.dtype(np.float16), "BF16_BF16_F32": np.dtype(_dt.bfloat16)}.get(name)
+    if narrow is not None:
+        both = lhs_dtype == narrow and rhs_dtype == narrow
+        return (np.dtype(np.float32), narrow) if both else (np.dtype(np.float32),)
+    acc = algorithm.accumulation_type
+    return None if acc is None else (np.dtype(acc),)
+
+
+def _algorithm_types(algorithm, lhs_dtype, rhs_dtype, out_dtype=None):
+    """(lhs type, rhs type, product type or None) a dot algorithm computes in, as JAX's lowering
+    converts (``get_algorithm_compute_types``): an explicit ``DotAlgorithm`` names them; a preset
+    keeps an operand type it supports and converts any other to its first supported type, and
+    writes the product in ``out_dtype`` where it supports that, else in its first supported
+    output type."""
     if isinstance(algorithm, DotAlgorithm):
         return tuple(
             np.dtype(t)
@@ -179,12 +210,28 @@ def _algorithm_types(algorithm, lhs_dtype, rhs_dtype):
             return dtype
         return np.dtype(supported[0])
 
-    acc = algorithm.accumulation_type
-    return (
-        kept(lhs_dtype, algorithm.supported_lhs_types),
-        kept(rhs_dtype, algorithm.supported_rhs_types),
-        (None if acc is None else np.dtype(acc)),
-    )
+    lt = kept(lhs_dtype, algorithm.supported_lhs_types)
+    rt = kept(rhs_dtype, algorithm.supported_rhs_types)
+    if out_dtype is None:
+        acc = algorithm.accumulation_type
+        return lt, rt, (None if acc is None else np.dtype(acc))
+    return lt, rt, kept(np.dtype(out_dtype), _supported_output_types(algorithm, lt, rt))
+
+
+def is_algorithm(precision) -> bool:
+    """Whether a canonical ``precision`` parameter names a dot algorithm (not a Precision pair)."""
+    return isinstance(precision, DotAlgorithm | DotAlgorithmPreset)
+
+
+def algorithm_compute_types(algorithm, lhs_dtype, rhs_dtype, out_dtype):
+    """(lhs type, rhs type, common type, product type) of a product under a dot algorithm, as JAX's
+    lowering (``get_algorithm_compute_types``) converts: each operand to the algorithm's type for
+    it, the product written in the type it supports. Two different operand types (a float32
+    cotangent and bfloat16 operand; two float8 formats) are then both taken, exactly, in a float
+    wide enough for either (the common type), as XLA's CPU dot computes a mixed product."""
+    lt, rt, acc = _algorithm_types(algorithm, np.dtype(lhs_dtype), np.dtype(rhs_dtype), out_dtype)
+    common = lt if lt == rt else max(lt, rt, np.dtype(np.float32), key=lambda d: d.itemsize)
+    return lt, rt, common, np.dtype(out_dtype) if acc is None else acc
 
 
 def canonicalize_precision(precision, name: str = "dot_general", *, algorithms: bool = True):
@@ -238,7 +285,7 @@ def _free(ndim, contract, batch):
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
-def _check(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers):
+def _check(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise TypeError(f"dot_general: mismatched dimension numbers {dimension_numbers}")
@@ -251,23 +298,31 @@ def _check(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers):
                 f"dot_general: lhs dimension {a} (size {lhs.shape[a]}) and rhs dimension {b} "
                 f"(size {rhs.shape[b]}) must match; shapes {lhs.str_short()} and {rhs.str_short()}"
             )
-    if lhs.dtype != rhs.dtype:
+    if lhs.dtype != rhs.dtype and not is_algorithm(precision):
         raise TypeError(
             f"dot_general requires operands of one dtype, got {lhs.str_short()} and {rhs.str_short()}"
         )
 
 
+def _out_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
+    """The result type: ``preferred_element_type``, else the operands' (the wider of two, which only
+    a dot algorithm's operands may differ in, as XLA's shape inference takes the wider)."""
+    if preferred_element_type is not None:
+        return np.dtype(preferred_element_type)
+    return max(np.dtype(lhs_dtype), np.dtype(rhs_dtype), key=lambda d: (d.kind == "c", d.itemsize))
+
+
 def _abstract_eval(
     lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
 ):
-    _check(lhs, rhs, dimension_numbers)
+    _check(lhs, rhs, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
     shape = (
         *(lhs.shape[d] for d in lb),
         *(lhs.shape[d] for d in _free(lhs.ndim, lc, lb)),
         *(rhs.shape[d] for d in _free(rhs.ndim, rc, rb)),
     )
-    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    dtype = _out_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
@@ -279,6 +334,15 @@ def _no_blas(dtype) -> bool:
 
 def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    if is_algorithm(precision):
+        # The converts the lowering makes (NOTE: [dot algorithms]), then a plain product.
+        out = _out_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+        lt, rt, common, acc = algorithm_compute_types(precision, lhs.dtype, rhs.dtype, out)
+        # (NumPy's astype rounds to nearest even, as XLA's convert)
+        lhs, rhs = (x.astype(t).astype(common, copy=False) for x, t in ((lhs, lt), (rhs, rt)))
+        pet = None if acc == common else acc
+        res = _impl(lhs, rhs, dimension_numbers=dimension_numbers, preferred_element_type=pet)
+        return res if acc == out else convert_element_type_p.impl(res, new_dtype=out)
     if preferred_element_type is not None:
         pet = np.dtype(preferred_element_type)
         # (booleans are never narrowed into: a product of booleans in int8 counts, as XLA's,
@@ -354,6 +418,17 @@ def _transpose_lhs(
     )
     identity = list(range(x_ndim))
     ct_unreduced = _unreduced_rules.contraction_unreduced(_unreduced_rules.reduced_of(x_aval))
+    if is_algorithm(precision):
+        # JAX's rule as it is (NOTE: [dot algorithms]): the product of the cotangent and y under
+        # the forward's algorithm and preferred type, then x's order and type.
+        order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
+        with _sharding_rules.contraction_out(_typed_spec(x_aval, order, g, y)), ct_unreduced:
+            prod = dot_general(g, y, dims, preferred_element_type=preferred_element_type, precision=precision)
+        if order != identity:
+            prod = transpose(prod, tuple(int(a) for a in np.argsort(order)))
+        if aval_of(prod).dtype != x_aval.dtype:
+            prod = convert_element_type(prod, x_aval.dtype, x_aval.weak_type)
+        return prod
     if aval_of(g).dtype != aval_of(y).dtype:
         # A forward preferred_element_type other than the operands' (f32 x f32 -> bf16): JAX's rule
         # contracts the cotangent with y in that type (its CPU lowering converts mixed operands to
@@ -428,7 +503,7 @@ def _transpose(
             rhs.aval,
             lhs,
             dimension_numbers=swapped,
-            precision=None if precision is None else precision[::-1],
+            precision=precision if precision is None or is_algorithm(precision) else precision[::-1],
             preferred_element_type=preferred_element_type,
             swap_ans=True,
         )
@@ -523,7 +598,7 @@ def dot_general(
     lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None, *, out_sharding=_FROM_CONTEXT
 ):
     """Contract ``lhs`` and ``rhs``; see the module docstring for ``dimension_numbers`` and
-    ``precision`` (already canonical: ``None`` or a pair of ``Precision``).
+    ``precision`` (already canonical: ``None``, a pair of ``Precision`` or a dot algorithm).
 
     >>> import numpy as np
     >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
@@ -534,8 +609,6 @@ def dot_general(
         (tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
         (tuple(int(d) for d in lb), tuple(int(d) for d in rb)),
     )
-    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
-        return _with_algorithm(lhs, rhs, dn, preferred_element_type, precision)
     # NOTE: [sharding in types]: a result typed by ``out_sharding=`` (given in the context of the
     # call that asked for it) carries its spec in the equation, as JAX's ``out_sharding`` param,
     # so that binding the equation again (evaluating a jaxpr, vmap, jvp) types it alike.
@@ -551,27 +624,3 @@ def dot_general(
         preferred_element_type=None if preferred_element_type is None else np.dtype(preferred_element_type),
         **extra,
     )
-
-
-def _with_algorithm(lhs, rhs, dimension_numbers, preferred_element_type, algorithm):
-    """A product under a dot algorithm, as converts around one ``dot_general``: the operands in the
-    algorithm's types, the contraction accumulated in its accumulation type, the result converted
-    to ``preferred_element_type`` or the operands' type. JAX's lowering does the same converts and
-    names the algorithm to XLA, whose CPU ignores it; the primitive carries no algorithm here, so
-    every transformation sees plain converts and a dot."""
-    lhs_type, rhs_type = aval_of(lhs).dtype, aval_of(rhs).dtype
-    out = np.dtype(preferred_element_type) if preferred_element_type is not None else lhs_type
-    lt, rt, acc = _algorithm_types(algorithm, lhs_type, rhs_type)
-    if lt != rt:  # the primitive takes one operand type (two float8 formats: float32 holds both)
-        lt = rt = max(lt, rt, np.dtype(np.float32), key=lambda d: d.itemsize)
-    lhs = lhs if lt == lhs_type else convert_element_type(lhs, lt)
-    rhs = rhs if rt == rhs_type else convert_element_type(rhs, rt)
-    acc = out if acc is None else acc
-    res = dot_general_p.bind(
-        lhs,
-        rhs,
-        dimension_numbers=dimension_numbers,
-        precision=None,
-        preferred_element_type=None if acc == lt else acc,
-    )
-    return res if acc == out else convert_element_type(res, out)

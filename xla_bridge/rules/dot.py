@@ -12,7 +12,7 @@ int32 dot followed by ``!= 0``.
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives.dot import dot_general_p
+from funcgrad.primitives.dot import algorithm_compute_types, dot_general_p, is_algorithm
 from funcgrad.xla_bridge.emitter import ints, register, slice_attrs, tensor_type, widen_sub_byte, xla_dtype
 from funcgrad.xla_bridge.rules import _folded_transposes as folded_transposes
 
@@ -36,6 +36,8 @@ def _dot_general(
     fb = ctx.fb
     la, ra = ctx.avals_in
     out = ctx.avals_out[0]
+    if is_algorithm(precision):
+        return _algorithm_dot(fb, lhs, rhs, la, ra, out, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
     in_dtype = xla_dtype(la.dtype)
     out_dtype = xla_dtype(out.dtype)
@@ -81,6 +83,18 @@ def _dot_general(
     if dot_dtype != out_dtype:
         y = fb.convert(y, out.update(dtype=dot_dtype), out_dtype)
     return y
+
+
+def _algorithm_dot(fb, lhs, rhs, la, ra, out, dimension_numbers, algorithm) -> str:
+    """A product under a dot algorithm, as JAX's lowering: the operands converted to its types, the
+    contraction in its accumulation type, converted to the result's (NOTE: [dot algorithms]; XLA's
+    CPU ignores the algorithm attribute, so none is written)."""
+    lt, rt, common, acc = algorithm_compute_types(algorithm, la.dtype, ra.dtype, out.dtype)
+    lhs = fb.convert(fb.convert(lhs, la, lt), la.update(dtype=lt), common)
+    rhs = fb.convert(fb.convert(rhs, ra, rt), ra.update(dtype=rt), common)
+    common, acc = xla_dtype(common), xla_dtype(acc)
+    y = fb.emit(_dot_text(lhs, rhs, la.shape, ra.shape, dimension_numbers, out.shape, common, acc, None))
+    return y if acc == xla_dtype(out.dtype) else fb.convert(y, out.update(dtype=acc), xla_dtype(out.dtype))
 
 
 def _dot_text(lhs, rhs, lshape, rshape, dimension_numbers, out_shape, in_dtype, out_dtype, precision):
