@@ -66,6 +66,9 @@ zeta_p = naryop("zeta", _zeta_impl, accepted=_dt.is_float, taylor_from_jvp=JET_O
 # JAX's zeta_p has no differentiation rule, in either argument (jax.scipy.special.zeta is a
 # custom_jvp whose derivative comes from a series: funcgrad.scipy.special.zeta, the same)
 no_derivative(zeta_p)
+# (float32 eagerly as XLA computes it, JAX's answer: chlo.zeta's float32 series overflows where
+# SciPy's float64 value rounds to a float32 -- zeta(1e10, 1) is NaN in jax, 1.0 in SciPy)
+zeta_p.def_traits(compiled_eagerly=lambda args, params: any(a.dtype == np.float32 for a in args))
 
 
 bessel_i0e_p = unop(

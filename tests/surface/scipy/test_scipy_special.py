@@ -482,6 +482,20 @@ def test_zeta_at_its_poles_is_jaxs_eagerly_as_under_jit():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9)
 
 
+def test_eager_float32_zeta_is_xla_s():
+    # (session 18's fuzzing: eager float32 zeta(1e10, 1) was SciPy's 1.0 rounded, jax's and jit's
+    # NaN) an eager float32 zeta runs XLA's chlo.zeta, whose float32 series overflows there
+    jax = pytest.importorskip("jax")
+    x = np.float32([1e10, 2.0, 3.5, 1.0, 50.0, 1e4, 1.5])
+    q = np.float32([1.0, 1.0, 0.5, 2.0, -1.5, 3.0, 1e-3])
+    want = np.asarray(jax.scipy.special.zeta(x, q))
+    assert np.isnan(want[0])
+    for got in (fs.zeta(x, q), lax.zeta(x, q), fs.zeta(np.float32(1e10), np.float32(1.0))):
+        got = np.asarray(got)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want[: got.size].reshape(got.shape))
+
+
 @pytest.mark.parametrize("name", ["ndtri", "log_ndtr", "ndtr"])
 def test_normal_functions_gradient_weak_types_as_jax(name):
     # (the fuzzer's progz, eager, 32-bit, seed 21007: the gradient at a weakly typed float32 input
