@@ -440,14 +440,16 @@ def recast(tree, mesh, shardings, where: str):
         if not isinstance(v, Array | core.Tracer):
             v = Array._from_owned(canonical_value(np.asarray(v)), type(v) in python_scalar_types)
         ndim = v.ndim
+        ur = {}
         if s is not None:
             spec = s.spec._normalized(ndim, where)
+            ur = shp.ur_params(s.spec.unreduced, s.spec.reduced)  # (auto_axes' out_sharding may name them)
         else:
             have = _type_sharding(v)
             if have is None and isinstance(v, Array) and _sharded_buffer(v) is not None:
                 have = _sharding(v)
             spec = have.spec._normalized(ndim, where) if isinstance(have, NamedSharding) else ((),) * ndim
-        out.append(shp.sharding_constraint_p.bind(v, mesh=mesh, spec=spec))
+        out.append(shp.sharding_constraint_p.bind(v, mesh=mesh, spec=spec, **ur))
     return tu.tree_unflatten(treedef, out)
 
 
@@ -614,6 +616,8 @@ def sharded_like(out, a):
     mesh = None if s is None else concrete_mesh(s.mesh, "zeros_like")
     if mesh is None:
         return out
+    if s.mesh.manual_axes:  # (in a partially manual shard_map body: typed as ``a``, its axes Manual)
+        mesh = mesh.update_axis_types({n: AxisType.Manual for n in s.mesh.manual_axes})
     return _constrain(out, NamedSharding(mesh, s.spec), strict=False)
 
 

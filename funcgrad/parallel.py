@@ -45,6 +45,7 @@ from funcgrad._shardings import (
     Mesh,
     NamedSharding,
     PartitionSpec,
+    get_abstract_mesh,
     get_mesh,
 )
 from funcgrad._vma import (
@@ -232,7 +233,8 @@ def _check_unreduced(prefix, mesh, manual, specs) -> None:
 
 
 def _resolve_mesh(mesh, axis_names, where):
-    m = mesh if mesh is not None else get_mesh()
+    # (left out: the mesh in scope -- in a body, the enclosing shard_map's, as JAX's context mesh)
+    m = mesh if mesh is not None else _bodies.mesh if _bodies.mesh is not None else get_mesh()
     if m is None:
         raise ValueError(  # (JAX's words first)
             "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context: "
@@ -382,6 +384,14 @@ def shard_map(
     @functools.wraps(f)
     def mapped(*args):
         flat, in_tree = tu.tree_flatten(args)
+        if mesh is not None and type(out_specs) is not _SpecsAfterTrace and not _eager.in_own_program():
+            # (JAX's _shmap_checks: a mesh= other than the one in scope -- in a body, the mesh
+            # with its manual axes of type Manual -- is refused; pmap's own mesh is not checked)
+            context = get_abstract_mesh()
+            if not context.empty and mesh.abstract_mesh != context:
+                raise ValueError(
+                    f"The context mesh {context} should match the mesh passed to shard_map {mesh}"
+                )
         m, manual = _resolve_mesh(_concrete_of(mesh, flat), axis_names, where)
         if in_specs_ is not None and in_specs_ is not Infer:
             _check_unreduced("in", m, manual, in_specs_)
@@ -487,7 +497,9 @@ def _typed_block(block, aval, manual):
     spec = tuple(tuple(n for n in d if n not in manual) for d in sr.spec_of(aval))
     if not any(spec):
         return block
-    return core.ShapedArray(block.shape, block.dtype, block.weak_type, type_sharding(s.mesh, spec))
+    # (over the mesh with the manual axes of type Manual, as JAX's: ``typeof(x).sharding.mesh``)
+    am = s.mesh.update_axis_types({n: AxisType.Manual for n in manual if n in s.mesh.axis_names})
+    return core.ShapedArray(block.shape, block.dtype, block.weak_type, type_sharding(am, spec))
 
 
 def _checked_eqn_varying(p, params, vin, n_out):
@@ -659,6 +671,7 @@ def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs
 class _BodyDepth(threading.local):
     depth = 0
     manual: frozenset = frozenset()  # the mesh axes the enclosing shard_map bodies are manual over
+    mesh = None  # the innermost enclosing body's mesh (the default of a nested shard_map's mesh=)
 
 
 _bodies = _BodyDepth()
@@ -677,6 +690,9 @@ class _inside_body:
     def __enter__(self):
         _bodies.depth += 1
         self.outer, _bodies.manual = _bodies.manual, _bodies.manual | self.manual
+        self.outer_mesh = _bodies.mesh
+        if self.mesh is not None:
+            _bodies.mesh = self.mesh
         if self.frame is not None:
             _staged_frames.stack = (*getattr(_staged_frames, "stack", ()), self.frame)
             _vma_typing.count += 1
@@ -695,6 +711,7 @@ class _inside_body:
             self.scope.__exit__(*exc)
         _bodies.depth -= 1
         _bodies.manual = self.outer
+        _bodies.mesh = self.outer_mesh
         if self.frame is not None:
             _staged_frames.stack = _staged_frames.stack[:-1]
             _vma_typing.count -= 1

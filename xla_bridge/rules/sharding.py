@@ -97,11 +97,25 @@ def _sharding_constraint(ctx, x, *, mesh, spec, **ur):
         # Inside a partially manual body the axes left automatic may still lay a block out (the
         # body's types name them: f32[4,4@y]); a manual axis may not.
         manual = set(spmd.manual_axes())
-        if any(n in manual for d in spec for n in d) or len(manual) == len(mesh.axis_names):
+        named = [n for d in spec for n in d if n in manual]
+        if named:  # (JAX's words, its lowering's add_manual_axes: a ValueError)
+            entries = (d[0] if len(d) == 1 else d or None for d in spec)
+            shown = ", ".join("None" if e is None else repr(e) for e in entries)
+            ordered = tuple(n for n in mesh.axis_names if n in manual)
+            raise ValueError(
+                f"pspec P({shown}) contains a manual axes {ordered} of mesh which is not allowed. If you "
+                "are using a with_sharding_constraint under a shard_map, only use the mesh axis in "
+                "PartitionSpec which are not manual."
+            )
+        if len(manual) == len(mesh.axis_names):
             raise LoweringError(
                 "with_sharding_constraint inside a shard_map body: the body's values are per-device "
                 "blocks along its manual axes"
             )
+    if ur.get("unreduced") or ur.get("reduced"):
+        # (its result is typed so: the typed constraint after it is this one, with those axes; a
+        # closed replicated one before it would make XLA hold the whole value on every device)
+        return x
     t = aval_type(ctx.avals_in[0])
     return fb.emit(f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec)} : {t}")
 

@@ -110,18 +110,24 @@ def test_partially_manual_and_nested(jax_out):
     for g in (f, funcgrad.jit(f)):
         np.testing.assert_allclose(g(X), jax_out["partial"])
 
-    def outer(a):
+    def outer(a, mesh=None):
         inner = funcgrad.shard_map(
-            lambda b: lax.psum(b, "y"), in_specs=P(None, "y"), out_specs=P(), axis_names={"y"}, mesh=MESH
+            lambda b: lax.psum(b, "y"), in_specs=P(None, "y"), out_specs=P(), axis_names={"y"}, mesh=mesh
         )
         return inner(a) * 2
 
+    # left out, the nested one's mesh is the body's, as jax 0.10.2's (eager and jit)
     nest = sm(outer, P("x"), P("x"), axis_names={"x"})
     want = X.sum(1, keepdims=True) * 2
     np.testing.assert_allclose(funcgrad.jit(nest)(X), want)
     np.testing.assert_allclose(nest(X), want)
     text = funcgrad.jit(nest).lower(X).as_text()
     assert text.count("sdy.manual_computation") == 2 and 'manual_axes={"y"}' in text
+    # mesh= there is not the mesh in scope, whose 'x' is Manual: jax 0.10.2's ValueError
+    nest_mesh = sm(lambda a: outer(a, MESH), P("x"), P("x"), axis_names={"x"})
+    for g in (nest_mesh, funcgrad.jit(nest_mesh)):
+        with pytest.raises(ValueError, match=r"The context mesh .*Manual, Auto.* should match the mesh"):
+            g(X)
 
 
 def test_errors_name_the_argument_the_spec_and_the_fix():

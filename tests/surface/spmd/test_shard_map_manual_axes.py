@@ -1,0 +1,119 @@
+"""shard_map's manual axes against jax 0.10.2 on 8 devices (cut from JAX's shard_map_test): a
+partially manual body's types (its mesh with the manual axes ``Manual``), the mesh in scope against
+``mesh=``, sharding constraints naming manual axes, collectives' results; the value, the result's
+sharding and each shard's shape, or the error's type and first words.
+
+One program runs in jax (a subprocess: ``_jax_oracle``) and here on funcgrad, its names bound to
+funcgrad's modules (this process must not import jax)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from _jax_oracle import run_jax
+
+import funcgrad.numpy as fnp
+
+PROGRAM = """
+d = jax.devices()
+AxisType = jax.sharding.AxisType
+
+
+def desc(a):
+    spec = getattr(a.sharding, "spec", None)
+    return [np.asarray(a).tolist(), None if spec is None else str(spec),
+            sorted({tuple(s.data.shape) for s in a.addressable_shards})]
+
+
+def error(fn):
+    try:
+        fn()
+        return "no error"
+    except Exception as e:
+        return [type(e).__name__, str(e).split(" ")[:4]]
+
+
+cases = {}
+v = np.arange(32.0, dtype=np.float32).reshape(4, 8)
+# A partially manual body over an Explicit mesh: its blocks are typed over the mesh with the
+# manual axes of type Manual, the automatic ones kept in the spec (typeof(x).sharding)
+ex = jax.sharding.Mesh(np.asarray(d[:4]).reshape(2, 2), ("i", "j"), axis_types=(AxisType.Explicit,) * 2)
+with jax.set_mesh(ex):
+    seen = []
+
+    def g(x):
+        s = x.aval.sharding
+        seen.append([[str(t) for t in s.mesh.axis_types], str(s.spec), str((x * x).aval.sharding.spec)])
+        return x * x
+
+    f = jax.jit(lambda x: jax.shard_map(g, out_specs=P("i", None), axis_names=frozenset({"i"}))(x))
+    vx = jax.device_put(v, NamedSharding(ex, P("i", "j")))
+    cases["partial explicit body types"] = [desc(f(vx)), seen[-1]]
+    cases["partial explicit grad"] = desc(jax.jit(jax.grad(lambda x: jnp.sum(f(x))))(vx))
+# A sharding constraint naming a manual axis inside the body: JAX's ValueError; naming only the
+# automatic axes of a partially manual body: computed
+auto = jax.sharding.Mesh(np.asarray(d[:4]).reshape(2, 2), ("i", "j"))
+
+
+def wsc_body(spec):
+    def g(x):
+        return jax.lax.with_sharding_constraint(x, NamedSharding(auto, spec)) * x
+    return g
+
+
+def partial(spec, names):
+    return jax.jit(jax.shard_map(wsc_body(spec), mesh=auto, in_specs=P("i", None), out_specs=P("i", None),
+                                 check_vma=False, axis_names=frozenset(names)))
+
+
+va = jax.device_put(v, NamedSharding(auto, P("i", "j")))
+cases["constraint on a manual axis"] = error(lambda: partial(P("i", "j"), {"i"})(va))
+cases["constraint in a fully manual body"] = error(lambda: partial(P("i", "j"), {"i", "j"})(va))
+cases["constraint on an automatic axis"] = desc(partial(P(None, "j"), {"i"})(va))
+# mesh= other than the mesh in scope (inside a body: the mesh with its manual axes Manual)
+inner = jax.shard_map(lambda x: x * x, mesh=auto, in_specs=P(None, "j"), out_specs=P(None, "j"))
+outer = jax.jit(jax.shard_map(inner, mesh=auto, in_specs=P("i", None), out_specs=P("i", None),
+                              check_vma=False, axis_names=frozenset({"i"})))
+cases["nested mesh= in a body"] = error(lambda: outer(va))
+other = jax.sharding.Mesh(np.asarray(d[4:8]).reshape(2, 2), ("i", "j"))
+with jax.set_mesh(ex):
+    cases["mesh= other than set_mesh"] = error(
+        lambda: jax.shard_map(lambda x: x, mesh=other, in_specs=P("i"), out_specs=P("i"))(v))
+"""
+
+ORACLE = (
+    "import json, numpy as np, jax, jax.numpy as jnp\n"
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n" + PROGRAM + "print(json.dumps(cases))\n"
+)
+
+
+@pytest.fixture(scope="module")
+def results():
+    import funcgrad
+    from funcgrad.sharding import NamedSharding, PartitionSpec
+
+    names = {"np": np, "jax": funcgrad, "jnp": fnp, "NamedSharding": NamedSharding, "P": PartitionSpec}
+    exec(PROGRAM, names)
+    return json.loads(json.dumps(names["cases"])), run_jax(ORACLE)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "partial explicit body types",
+        "partial explicit grad",
+        "constraint on a manual axis",
+        "constraint in a fully manual body",
+        "constraint on an automatic axis",
+        "nested mesh= in a body",
+        "mesh= other than set_mesh",
+    ],
+)
+def test_as_jax(results, case):
+    got, want = results
+    assert got[case] == want[case]
+
+
+pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
