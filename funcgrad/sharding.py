@@ -85,9 +85,12 @@ def _mesh_for(where: str, shardings=None) -> Mesh | None:
                     f"another {s.mesh}"
                 )
             given = s.mesh
-    if given is not None and mesh is not None and given.abstract_mesh != mesh.abstract_mesh:
+    # (the abstract mesh in scope: in a shard_map body, with its manual axes Manual)
+    scope = get_abstract_mesh() if mesh is not None else None
+    scope = mesh.abstract_mesh if scope is None or scope.empty else scope
+    if given is not None and mesh is not None and given.abstract_mesh != scope:
         raise ValueError(
-            f"Context mesh {mesh.abstract_mesh} must match the mesh passed to shardings "
+            f"Context mesh {scope} must match the mesh passed to shardings "
             f"{given.abstract_mesh}. Recommended approach is to use `jax.set_mesh` context manager."
         )
     if mesh is None and isinstance(given, Mesh):
