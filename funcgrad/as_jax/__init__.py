@@ -95,9 +95,15 @@ class _JaxModule(types.ModuleType):
             raise AttributeError(name)
         funcgrad = importlib.import_module("funcgrad")
         try:
-            return getattr(funcgrad, name)
+            value = getattr(funcgrad, name)
         except AttributeError:
             pass
+        else:
+            if isinstance(value, types.ModuleType) and value.__name__ == f"funcgrad.{name}":
+                # ``jax.tree_util`` reached as an attribute is in ``sys.modules`` under its JAX
+                # name, as after JAX's ``import jax`` (treescope looks its aliases' modules up there)
+                sys.modules.setdefault(f"jax.{name}", value)
+            return value
         if _find(f"{_SHIMS}.{name}") is not None:  # ``jax._src``, ``jax.lib``, ``jax.version``
             return importlib.import_module(f"jax.{name}")
         if name in funcgrad._REMOVED:  # (names JAX removed: its message)

@@ -25,6 +25,8 @@ in ``hooks.py``).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 
 from funcgrad.kernel import core as _core
@@ -49,6 +51,7 @@ def register(
     aliased_ref_error: Callable | None = None,
     state_discovery: Callable | None = None,
     library_jit: Callable | None = None,
+    array_interface: type | None = None,
 ) -> None:
     """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
 
@@ -80,7 +83,13 @@ def register(
       touched there from outside become its extra inputs and outputs (``funcgrad._ref_scopes``;
       NOTE: [state written by a backward pass]);
     - ``library_jit``: ``jit`` for a function the library jits on its caller's behalf
-      (``funcgrad.jitting``; NOTE: [eager library functions as one program]).
+      (``funcgrad.jitting``; NOTE: [eager library functions as one program]);
+    - ``array_interface``: the class standing for arrays and tracers in ``isinstance`` checks and
+      annotations (the surface's ``funcgrad.Array``, JAX's ``jax.Array``). It gets every operator,
+      method and property of ``Array`` as an abstract member, as JAX's base class has them
+      (``_set_array_abstract_methods``): ``funcgrad.Array.sum`` is named and documented as the
+      method and raises NotImplementedError when called (penzai wraps ``getattr(jax.Array,
+      name)`` for each method).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
@@ -114,6 +123,23 @@ def register(
         hooks.state_discovery = state_discovery
     if library_jit is not None:
         hooks.library_jit = library_jit
+    if array_interface is not None:
+        hooks.array_interfaces = (*hooks.array_interfaces, array_interface)
+        for name in _BASE_MEMBERS:  # the concrete class's own, as JAX's base class declares them
+            member = inspect.getattr_static(_Array, name)
+            is_property = isinstance(member, property)
+            _declare_abstract(array_interface, name, member.fget if is_property else member, is_property)
+        for name, (fn, is_property) in hooks.array_members.items():  # those installed before
+            _declare_abstract(array_interface, name, fn, is_property)
+    for name, fn in (array_methods or {}).items():
+        hooks.array_members[name] = (fn, False)
+    for name, fget in (array_properties or {}).items():
+        hooks.array_members[name] = (fget, True)
+    for interface in hooks.array_interfaces:
+        for name, fn in (array_methods or {}).items():
+            _declare_abstract(interface, name, fn, False)
+        for name, fget in (array_properties or {}).items():
+            _declare_abstract(interface, name, fget, True)
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):
@@ -131,6 +157,23 @@ def register(
         # Defining __eq__ must not make the classes unhashable in a different way than they chose.
         if own_hash is not None:
             cls.__hash__ = own_hash
+
+
+# The members ``Array`` defines itself that JAX's ``jax.Array`` declares (``basearray.Array``;
+# its others, ``sharding``, ``device``, ``addressable_shards``..., the surface installs).
+_BASE_MEMBERS = ("dtype", "ndim", "size", "shape", "item", "__numpy_dtype__")
+
+
+def _declare_abstract(interface: type, name: str, fn: Callable, is_property: bool) -> None:
+    """``interface.name``: ``fn`` (a method, or a property's getter) as an abstract member that
+    raises JAX's NotImplementedError, named and documented as ``fn``."""
+
+    def abstract(*args, **kwargs):
+        raise NotImplementedError(f"Cannot call abstract method {name}")
+
+    functools.update_wrapper(abstract, fn)
+    abstract.__isabstractmethod__ = True
+    setattr(interface, name, property(abstract) if is_property else abstract)
 
 
 # (copying a structure that holds a leaked tracer is not using it)

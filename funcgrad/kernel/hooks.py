@@ -110,6 +110,11 @@ class KernelHooks:
         # jits as one compiled program through it, and op by op until jit is imported (NOTE:
         # [eager library functions as one program] in kernel/library_programs.py).
         self.library_jit = None
+        # The classes standing for arrays in ``isinstance`` checks (the surface's
+        # ``funcgrad.Array``), and every operator, method and property installed on ``Array`` and
+        # ``Tracer`` so far (name -> (function, is a property)), which they get as abstract members.
+        self.array_interfaces: tuple[type, ...] = ()
+        self.array_members: dict = {}
 
     def __getattr__(self, name):
         # Only reached for entries that are not registered yet.

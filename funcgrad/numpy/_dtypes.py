@@ -21,6 +21,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
+from funcgrad import kernel
 from funcgrad._extended_array import ExtendedArray  # re-exported: funcgrad.numpy's name for it
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -252,6 +253,7 @@ class PublicArray(metaclass=_NdarrayMeta):
 
 PublicArray.__name__ = PublicArray.__qualname__ = "Array"
 PublicArray.__module__ = "funcgrad"
+kernel.register(array_interface=PublicArray)  # Array's members, abstract, as jax.Array's
 ndarray = PublicArray
 
 

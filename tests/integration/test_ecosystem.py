@@ -124,6 +124,17 @@ def test_alias_makes_jax_funcgrad():
     assert "funcgrad has no funcgrad.no_such_module" in out["jax.no_such_module"]
 
 
+def test_submodules_reached_as_attributes_are_in_sys_modules():
+    # As after JAX's `import jax`: treescope (penzai's printer) looks the modules of its aliases
+    # (jax.tree_util.SequenceKey) up in sys.modules.
+    code = (
+        "import sys, jax; m = jax.tree_util; lax = jax.lax; "
+        "print([sys.modules.get(n) is v for n, v in [('jax.tree_util', m), ('jax.lax', lax)]])"
+    )
+    assert run([sys.executable, "-c", code]).stdout.strip() == "[True, True]"  # jax
+    assert run([*ALIAS, "-c", code]).stdout.strip() == "[True, True]"
+
+
 def test_alias_is_opt_in_and_refused_after_real_jax():
     # import funcgrad alone leaves `import jax` alone
     code = "import funcgrad, funcgrad.numpy, jax; print(jax.__file__)"

@@ -488,6 +488,32 @@ def test_isinstance_array_is_true_for_traced_values(transform):
     assert funcgrad.Array.__name__ == "Array" and funcgrad.Array(np.arange(2.0)).tolist() == [0.0, 1.0]
 
 
+def test_array_class_declares_the_members_as_jax_array():
+    # jax.Array holds every operator, method and property of arrays as an abstract member (JAX's
+    # _set_array_abstract_methods); penzai wraps getattr(jax.Array, name) for 43 methods at import.
+    import inspect
+
+    internal = {"__slots__", "_multi_slice", "_split", "flat"}  # (JAX's own helpers)
+    names = [n for n in dir(jax.Array) if n not in dir(object) and n not in internal and n != "__weakref__"]
+    assert len(names) > 90
+    for name in names:
+        theirs = inspect.getattr_static(jax.Array, name)
+        ours = inspect.getattr_static(funcgrad.Array, name, None)
+        assert ours is not None, name
+        assert isinstance(ours, property) == isinstance(theirs, property), name
+        if not isinstance(theirs, property) and getattr(theirs, "__isabstractmethod__", False):
+            assert ours.__isabstractmethod__, name
+            with pytest.raises(NotImplementedError, match=f"^Cannot call abstract method {name}$"):
+                getattr(funcgrad.Array, name)(None)
+            with pytest.raises(NotImplementedError, match=f"^Cannot call abstract method {name}$"):
+                getattr(jax.Array, name)(None)
+    assert funcgrad.Array.sum.__doc__ == fnp.ndarray.sum.__doc__ and funcgrad.Array.sum.__doc__
+    # the classes of values keep their own members
+    x = fnp.arange(6.0).reshape(2, 3)
+    assert float(x.sum()) == 15.0 and x.T.shape == (3, 2) and isinstance(x, funcgrad.Array)
+    assert funcgrad.jit(lambda v: v.any() + v.mean())(x) == 3.5  # (a tracer keeps them too)
+
+
 def test_contains_and_nbytes_as_jax():
     # (JAX's lax_numpy_test) `value in x` of a 1-D Array with JAX's checks; nbytes under jit
     assert 1 in fnp.arange(4) and 100 not in fnp.arange(4)
