@@ -203,7 +203,8 @@ def poly(seq_of_zeros):
 
 def roots(p, *, strip_zeros: bool = True):
     """The roots of a polynomial: the eigenvalues of its companion matrix (complex). With
-    ``strip_zeros`` leading and trailing zero coefficients are removed first (a concrete ``p``);
+    ``strip_zeros`` leading zero coefficients are removed first (a concrete ``p``; JAX's rule:
+    trailing ones give zero roots in the eigenvalues' order, where NumPy puts them last);
     with ``strip_zeros=False`` (jit-compatible, JAX's rule) the roots a leading zero removes are
     NaN, at the end.
 
@@ -221,11 +222,9 @@ def roots(p, *, strip_zeros: bool = True):
     nz = np.flatnonzero(value)
     if nz.size == 0:
         return zeros((0,), np.result_type(p.dtype, np.complex64))
-    n_trailing = p.shape[0] - 1 - int(nz[-1])
-    found = _companion_roots(getitem(p, slice(int(nz[0]), int(nz[-1]) + 1)))
-    if n_trailing:
-        found = concatenate([found, zeros((n_trailing,), found.dtype)])
-    return found
+    # (leading zeros only, as JAX's: trailing ones stay in the companion matrix, whose zero roots
+    # come in LAPACK's order; NumPy strips them and puts the zeros last)
+    return _companion_roots(getitem(p, slice(int(nz[0]), None)))
 
 
 def _companion_roots(p):

@@ -169,3 +169,17 @@ def test_roots_keep_zeros_as_jax():
     np.testing.assert_allclose(
         np.asarray(jitted), np.asarray(fnp.roots(a, strip_zeros=False)), equal_nan=True
     )
+
+
+def test_roots_of_trailing_zeros_in_jax_s_order():
+    # JAX strips only leading zeros: trailing ones stay in the companion matrix, whose zero roots
+    # come in LAPACK's order (NumPy strips them and appends the zeros: funcgrad's order was
+    # NumPy's; session 18's fuzzing)
+    jax = __import__("pytest").importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    for p in ([0.8, 0.3, 0.0], [-0.2, -0.5, 0.6, 0.0], [0.0, 1.0, -2.0, 0.0, 0.0], [1.0, 0.0, 0.0]):
+        for dt in (np.float32, np.float64):
+            a = np.array(p, dt)
+            got, want = np.asarray(fnp.roots(a)), np.asarray(jax.numpy.roots(a))
+            assert got.dtype == want.dtype and got.shape == want.shape, (p, got, want)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(p))
