@@ -231,6 +231,10 @@ class PjitFunction(Dispatcher):
         key_effects = []
         fun = self._fun
         name = self._name
+        # As JAX's: building jit(f) of a callable without weak references works, tracing it raises
+        # the weakref TypeError (JAX's trace cache holds the function weakly; api_test's
+        # test_jit_of_nonweakreferenceable_function; jit(np.sin)(1.0) among them).
+        weakref.ref(fun)
 
         def flat_fun(*leaves):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)

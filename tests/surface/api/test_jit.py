@@ -661,6 +661,30 @@ def test_jit_of_the_same_function_shares_its_cache():
     assert issubclass(NonHashableStaticArgumentError, TypeError)
 
 
+def test_jit_of_a_callable_without_weak_references_raises_at_its_call_as_jax():
+    # api_test's test_jit_of_nonweakreferenceable_function: building jit(c) works, calling (or
+    # lowering) it raises the weakref TypeError; grad and make_jaxpr of it compute.
+    jax = pytest.importorskip("jax")
+
+    class CallableWithSlots:
+        __slots__ = []
+
+        def __call__(self, x):
+            return x + 1
+
+    for j in (jax.jit, jit):
+        f = j(CallableWithSlots())
+        with pytest.raises(TypeError, match="cannot create weak reference"):
+            f(3)
+        with pytest.raises(TypeError, match="cannot create weak reference"):
+            f.lower(3)
+        with pytest.raises(TypeError, match="cannot create weak reference"):
+            j(np.sin)(1.0)
+    assert float(funcgrad.grad(CallableWithSlots())(3.0)) == float(jax.grad(CallableWithSlots())(3.0)) == 1.0
+    add_one = jax.jit(functools.partial(jax.numpy.add, 1))
+    assert float(jit(functools.partial(fnp.add, 1))(2.0)) == float(add_one(2.0)) == 3.0
+
+
 def test_deleting_a_jitted_closure_frees_what_it_closed_over():
     # JAX's api_test test_jit_reference_dropping: the shared-instance registry holds the function
     # weakly (NOTE: [jit instances hold their function weakly]); no garbage collection needed.
