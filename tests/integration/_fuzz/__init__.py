@@ -46,7 +46,12 @@ Modules, one job each:
   signal/integrate/optimize, set functions with size=, sorting/searchsorted with NaN and ties,
   histogram/bincount/digitize/interp/polynomials, cumulative ops with dtype=, nan-reductions, fft
   norms, under pytree jit/grad/vmap (dict in_axes, pytree out_axes), stop_gradient of pytrees,
-  custom rules with nondiff_argnums, hessians and holomorphic jacobians of pytree outputs; long run
+  custom rules with nondiff_argnums, hessians and holomorphic jacobians of pytree outputs; session
+  19's ``progq.*`` (steps in ``ops_progq``): jax.numpy's unusual keywords (where=/initial=/keepdims/
+  dtype=/mode=), integer and unsigned wraps and shifts, weak scalars in long expressions, indexing
+  and ``.at[]`` with every mode, scan with reverse/unroll, while/fori loops under vmap with batched
+  predicates, typed random keys under vmap/jit, linalg of stacks, jax.nn's attention/one_hot/
+  logsumexp keywords, complex programs under holomorphic and conjugate gradients; long run
   only);
   ``ops_shard``: session 15's (random chains sharded on 8 devices -- ``jit`` with
   random in/out shardings, ``with_sharding_constraint``, ``device_put``, ``shard_map`` with

@@ -449,6 +449,19 @@ def _jax_index_in_dim_at_batch_zero(outcome) -> bool:
     )
 
 
+def _jax_scatter_derivative_into_an_empty_dimension(outcome) -> bool:
+    # a derivative of .at[].set/min/max of an operand whose indexed dimension has size 0: jax's rule
+    # gathers the scattered positions, a size-1 slice of that size-0 dimension, and raises its
+    # gather TypeError, while the scatter itself computes the empty result (eagerly, under jit);
+    # funcgrad differentiates it (the progq table's seed 23001, 32-bit)
+    return (
+        outcome.status == "unraised"
+        and "in gather op is out of range, must be within [0, 0 + 1)" in (outcome.error or "")
+        and any(re.search(r"\.at\[.*\]\.(set|min|max)\(", e) for _, e in outcome.case.steps)
+        and any(0 in np.shape(x) for x in outcome.case.inputs)
+    )
+
+
 _RAGGED_LIMITS = (
     "ragged_dot vmap over any dim but 0 - NYI",
     "Unimplemented grad_x_dims for ragged dot general",
@@ -966,6 +979,19 @@ DOCUMENTED: list[Divergence] = [
         "`lax.dynamic_slice(x, [s[0], s[1]], (1, 0))` jax too gives the empty array); the lax-parameter "
         "fuzzer's seed 20026",
         _jax_index_in_dim_at_batch_zero,
+    ),
+    Divergence(
+        "jax-scatter-derivative-into-an-empty-dimension",
+        "Derivatives (`jvp`, `grad`, ...) of `x.at[i].set`/`.min`/`.max` where the indexed dimension of "
+        "`x` has size 0 (an empty array; with `mode='clip'` or `'fill'`, or under `vmap`).",
+        "jax is inconsistent: the scatter computes the empty result, eagerly and under `jit`, but its "
+        "derivative rule gathers the scattered positions, a size-1 slice of the size-0 dimension, and "
+        "raises TypeError ('Slice size at index 0 in gather op is out of range'); `.add`/`.mul`'s "
+        "derivatives compute; funcgrad differentiates all of them (an empty result).",
+        "`jvp(lambda r: r.at[np.array([1])].min(0.0, mode='clip'), (x,), (x,))` of `x = np.zeros((0, 2))`: "
+        "an empty (0, 2) tangent (jax: TypeError; `jit` of the function alone: the empty result in both); "
+        "the fuzzer's progq table, seed 23001",
+        _jax_scatter_derivative_into_an_empty_dimension,
     ),
     Divergence(
         "jax-internal-float0-product",

@@ -61,6 +61,7 @@ from collections.abc import Callable
 from hypothesis import strategies as st
 
 from _fuzz.opbase import Op
+from _fuzz.ops_progq import _Q_WRAPS, _q_step, _q_wrap
 from _fuzz.ops_progz import _Z_WRAPS, _z_step, _z_wrap
 
 # ----------------------------------------------------------------------------------------------
@@ -340,6 +341,10 @@ def _ok(expr: str, avals) -> tuple | None:
 
 
 def _chain_step(draw, names, wide=False):
+    if wide == "q":  # (session 19: ops_progq's steps, two in three)
+        if draw(st.integers(0, 2)):
+            return _q_step(draw, names, _SCALARS)
+        wide = False
     if wide == "z":  # (session 18: ops_progz's steps, two in three)
         if draw(st.integers(0, 2)):
             return _z_step(draw, names, _SCALARS)
@@ -481,8 +486,11 @@ def _wrap(draw, f, wide=False):
         "jvp", "jvp2", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "vmap", "vmap_tree", "custom_jvp",
         "custom_vjp", "cond", "switch", "fori", "while", "scan", "map", "stop_gradient",
     ] + (_WIDE_WRAPS * 2 if wide is True else []) + (_X_WRAPS * 3 if wide == "x" else [])
-        + (_Y_WRAPS * 3 if wide == "y" else []) + (_Z_WRAPS * 2 if wide == "z" else [])))  # fmt: skip
+        + (_Y_WRAPS * 3 if wide == "y" else []) + (_Z_WRAPS * 2 if wide == "z" else [])
+        + (_Q_WRAPS * 2 if wide == "q" else [])))  # fmt: skip
     s = f"_scalar(T, np, {f}(a, b))"
+    if wide == "q" and w in _Q_WRAPS and w not in ("jit", "vmap", "grad"):
+        return _q_wrap(draw, w, f, s)
     if wide == "z" and w in _Z_WRAPS and w not in ("jit", "vmap", "grad"):
         return _z_wrap(draw, w, f, s)
     if w in _WIDE_WRAPS:
@@ -761,4 +769,6 @@ PROG: list[Op] = [
     _ProgOp("progy.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="y")),
     _ProgOp("progz.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="z")),
     _ProgOp("progz.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="z")),
+    _ProgOp("progq.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2, wide="q")),
+    _ProgOp("progq.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1, wide="q")),
 ]
