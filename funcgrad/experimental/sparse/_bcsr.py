@@ -145,6 +145,26 @@ class BCSR(JAXSparse):
         """``bcsr_fromdense``."""
         return bcsr_fromdense(mat, nse=nse, index_dtype=index_dtype, n_dense=n_dense, n_batch=n_batch)
 
+    @classmethod
+    def from_scipy_sparse(cls, mat, *, index_dtype=None, n_dense=0, n_batch=0) -> BCSR:
+        """The BCSR of a 2-d ``scipy.sparse`` array or matrix (SciPy's CSR form of it: its
+        elements, order and explicit zeros), as JAX's.
+
+        >>> import scipy.sparse as sps
+        >>> BCSR.from_scipy_sparse(sps.coo_matrix(([5.0], ([1], [0])), shape=(2, 2))).indptr.tolist()
+        [0, 0, 1]
+        """
+        if n_dense != 0 or n_batch != 0:  # (JAX's errors)
+            raise NotImplementedError("BCSR from_scipy_sparse with nonzero n_dense/n_batch.")
+        if mat.ndim != 2:
+            raise ValueError(f"BCSR from_scipy_sparse requires 2D array; {mat.ndim}D is given.")
+        mat = mat.tocsr()
+        index_dtype = index_dtype or jnp.int32
+        data = jnp.asarray(mat.data)
+        indices = jnp.asarray(mat.indices).astype(index_dtype)
+        indptr = jnp.asarray(mat.indptr).astype(index_dtype)
+        return cls((data, indices, indptr), shape=mat.shape)
+
     def todense(self):
         """``bcsr_todense``."""
         return bcsr_todense(self)

@@ -196,16 +196,9 @@ class COO(_Matrix):
         )
 
 
-@register_pytree_node_class
-class CSR(_Matrix):
-    """A 2-d compressed-sparse-row matrix: ``CSR((data, indices, indptr), shape=shape)``.
-
-    >>> import funcgrad.numpy as jnp
-    >>> CSR((jnp.array([1.0, 2.0]), jnp.array([1, 0]), jnp.array([0, 1, 2])), shape=(2, 2)).todense().tolist()
-    [[0.0, 1.0], [2.0, 0.0]]
-    """
-
-    _cls = "CSR"
+class _Compressed(_Matrix):
+    """What CSR and CSC share (their fields, checks and pytree form); neither is the other's
+    subclass, as in JAX (``isinstance(csc, CSR)`` is False)."""
 
     def __init__(self, args, *, shape):
         data, indices, indptr = (jnp.asarray(a) for a in args)
@@ -232,6 +225,23 @@ class CSR(_Matrix):
     def _with_data(self, data):
         return type(self)((data, self.indices, self.indptr), shape=self.shape)
 
+    def transpose(self, axes=None):
+        if axes is not None and tuple(axes) != (1, 0):
+            raise ValueError(f"{self._cls}.transpose: axes must be None or (1, 0), got {axes}")
+        return self.T
+
+
+@register_pytree_node_class
+class CSR(_Compressed):
+    """A 2-d compressed-sparse-row matrix: ``CSR((data, indices, indptr), shape=shape)``.
+
+    >>> import funcgrad.numpy as jnp
+    >>> CSR((jnp.array([1.0, 2.0]), jnp.array([1, 0]), jnp.array([0, 1, 2])), shape=(2, 2)).todense().tolist()
+    [[0.0, 1.0], [2.0, 0.0]]
+    """
+
+    _cls = "CSR"
+
     def _rows(self):
         """The row of each slot (``len(indptr) - 1`` for padding past ``indptr[-1]``)."""
         slots = jnp.arange(self.data.shape[0], dtype=self.indptr.dtype)
@@ -249,11 +259,6 @@ class CSR(_Matrix):
     @property
     def T(self):
         return CSC((self.data, self.indices, self.indptr), shape=self.shape[::-1])
-
-    def transpose(self, axes=None):
-        if axes is not None and tuple(axes) != (1, 0):
-            raise ValueError(f"{self._cls}.transpose: axes must be None or (1, 0), got {axes}")
-        return self.T
 
     def _matmul(self, other, transpose):
         return (csr_matvec if other.ndim == 1 else csr_matmat)(self, other, transpose=transpose)
@@ -274,7 +279,7 @@ class CSR(_Matrix):
 
 
 @register_pytree_node_class
-class CSC(CSR):
+class CSC(_Compressed):
     """A 2-d compressed-sparse-column matrix: ``CSC((data, indices, indptr), shape=shape)``, the
     transpose of a CSR (``indices`` are rows, ``indptr`` runs over columns).
 

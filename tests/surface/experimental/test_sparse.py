@@ -434,6 +434,26 @@ def test_coo_csr_csc_against_scipy_and_jax():
     np.testing.assert_allclose(sparse.csr_matmat(csr, np.ones((5, 2)), transpose=True), a.T @ np.ones((5, 2)))
 
 
+def test_csc_is_no_csr_and_bcsr_from_scipy_sparse_as_jax():
+    # sparse_test's test_attrs_CSC (a CSC was an instance of CSR) and
+    # test_bcoo_bcsr_from_scipy_sparse (BCSR had no from_scipy_sparse)
+    a = _dense((5, 8), seed=3)
+    for cls, jcls in [(sparse.CSC, js.CSC), (sparse.CSR, js.CSR)]:
+        m, jm = cls.fromdense(a), jcls.fromdense(jnp.asarray(a))
+        kinds = [isinstance(m, k) for k in (sparse.CSR, sparse.CSC, sparse.COO)]
+        assert kinds == [isinstance(jm, k) for k in (js.CSR, js.CSC, js.COO)]
+        assert len(m.indptr) == len(jm.indptr) and len(m) == len(jm) == 5
+    for make in (sps.coo_matrix, sps.csr_matrix, sps.csc_matrix):
+        for cls, jcls in [(sparse.BCSR, js.BCSR), (sparse.BCOO, js.BCOO)]:
+            m, jm = cls.from_scipy_sparse(make(a)), jcls.from_scipy_sparse(make(a))
+            for leaf, jleaf in zip(funcgrad.tree_util.tree_leaves(m), jax.tree.leaves(jm), strict=True):
+                np.testing.assert_array_equal(leaf, jleaf)
+                assert leaf.dtype == jleaf.dtype
+            np.testing.assert_array_equal(m.todense(), a)
+    with pytest.raises(NotImplementedError, match="nonzero n_dense/n_batch"):
+        sparse.BCSR.from_scipy_sparse(sps.csr_matrix(a), n_batch=1)
+
+
 def test_csr_gradient_against_finite_differences():
     a = _dense((5, 4), seed=12)
     m = sparse.CSR.fromdense(a)
