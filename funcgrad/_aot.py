@@ -658,6 +658,19 @@ class CompiledCall(_Stage):
         """XLA's optimized HLO."""
         return self._compiled.executable.as_hlo_text()
 
+    def runtime_executable(self):
+        """The executable the runtime holds (jaxlib's loaded executable), as JAX's
+        ``Compiled.runtime_executable``: an opaque object for debugging, not a serialization.
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> jit(lambda x: x + 4).lower(1.0).compile().runtime_executable() is not None
+        True
+        """
+        executable = self._compiled.executable
+        loaded = getattr(executable, "_loaded", None)
+        return executable if loaded is None else loaded
+
     @property
     def input_formats(self):
         """The layout and sharding of each argument the program takes, read back from XLA (JAX's

@@ -522,6 +522,17 @@ def test_jit_compiler_options():
 # AOT API and jaxprs
 
 
+def test_compiled_runtime_executable_as_jax():
+    # api_test's test_jit_lower_compile_executable / ..._compiler_ir: Compiled.runtime_executable()
+    # is jaxlib's loaded executable (JAX's type), also for a program that returns its argument
+    jax = pytest.importorskip("jax")
+    for f in (lambda x: x + 4, lambda x: x):
+        mine = jit(f).lower(1.0).compile().runtime_executable()
+        theirs = jax.jit(f).lower(1.0).compile().runtime_executable()
+        assert type(mine) is type(theirs)
+        assert len(mine.hlo_modules()) == len(theirs.hlo_modules()) == 1
+
+
 def test_lower_compile_trace_and_make_jaxpr():
     f = jit(lambda x, y: fnp.sin(x) * y)
     x, y = np.ones(3, np.float32), np.full(3, 2.0, np.float32)
