@@ -26,6 +26,7 @@ import threading
 import numpy as np
 
 from funcgrad._disable_jit import jit_disabled
+from funcgrad._sharding_types import drop_size_one_axes
 from funcgrad._shardings import ManualAxisType, Mesh, NamedSharding, PartitionSpec
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import batching, core
@@ -210,9 +211,13 @@ class ShardMapTrace(core.Trace):
         out = []
         for x, norm in zip(values, norm_specs):
             spec = spec_of_norm(norm)
+            # (an argument typed unreduced or reduced: its blocks as held, partial sums of one)
+            have = getattr(getattr(core.get_aval(x), "sharding", None), "spec", None)
+            if have is not None and (have.unreduced or have.reduced):
+                spec = spec.update(unreduced=have.unreduced, reduced=have.reduced)
             key = ("enter", self.mesh, self.manual, spec, _sig(x))
             prog = self._program(key, lambda spec=spec: self._jitted(_add_device_dim, (spec,), self.lead))
-            vma = frozenset(n for d in norm for n in d)
+            vma = frozenset(drop_size_one_axes((n for d in norm for n in d), self.mesh))
             out.append(
                 ShardMapTracer(self, self._run(prog, x), vma if self.check else frozenset(self.manual))
             )

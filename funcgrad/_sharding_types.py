@@ -58,6 +58,16 @@ def set_remove_size_one_axes(on: bool) -> None:
     spmd.remove_size_one_axes[0] = bool(on)
 
 
+def drop_size_one_axes(names, am) -> tuple:
+    """``names`` without the axes of size 1 of ``am`` under
+    ``jax_remove_size_one_mesh_axis_from_type`` (JAX's ``remove_size_one_mesh_axis``: they are in
+    no type, nor in a shard_map body's varying axes); else ``names``."""
+    if not spmd.remove_size_one_axes[0] or am is None or am.empty:
+        return tuple(names)
+    sizes = dict(zip(am.axis_names, am.axis_sizes))
+    return tuple(n for n in names if sizes.get(n) != 1)
+
+
 def typed_axes(am: AbstractMesh) -> tuple:
     """The mesh axes a type may name: the explicit ones (those of size 1 left out under
     ``jax_remove_size_one_mesh_axis_from_type``)."""

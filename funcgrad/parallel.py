@@ -232,6 +232,18 @@ def _check_unreduced(prefix, mesh, manual, specs) -> None:
                 )
 
 
+def _check_spec_ur(spec, aval) -> None:
+    """JAX's _shard_shaped_array: an argument's unreduced and reduced axes (its type's) are those
+    its in_specs entry names (JAX's ValueErrors, in its words)."""
+    have = getattr(getattr(aval, "sharding", None), "spec", None)
+    for kind in ("unreduced", "reduced"):
+        if frozenset(getattr(spec, kind) or ()) != frozenset(getattr(have, kind, None) or ()):
+            raise ValueError(
+                f"in_specs containing {kind} {spec} passed to shard_map should be equal to the {kind} "
+                f"present on the in_aval {aval.str_short(short_dtypes=True)}"
+            )
+
+
 def _resolve_mesh(mesh, axis_names, where):
     # (left out: the mesh in scope -- in a body, the enclosing shard_map's, as JAX's context mesh)
     m = mesh if mesh is not None else _bodies.mesh if _bodies.mesh is not None else get_mesh()
@@ -299,7 +311,7 @@ def _inferred_spec(x, mesh, manual, where, path):
         names = () if p is None else (p if isinstance(p, tuple) else (p,))
         kept = tuple(n for n in names if n in manual)
         out.append(None if not kept else kept[0] if len(kept) == 1 else kept)
-    return PartitionSpec(*out)
+    return PartitionSpec(*out, unreduced=s.spec.unreduced, reduced=s.spec.reduced)  # (JAX's _manual_spec)
 
 
 def _sharding_of(x):
@@ -421,7 +433,8 @@ def shard_map(
                 duplicates=False,
                 jax_key="in_specs" + ("" if isinstance(in_specs_, PartitionSpec) else paths[i]),
             )
-            _check_typed_match(x, spec, m, manual, paths[i])
+            _check_typed_match(x, spec, m, manual, paths[i], s)
+            _check_spec_ur(s, aval)
             norm_in.append(spec)
             block = shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
             _check_duplicates(s, spec, m)
@@ -430,7 +443,9 @@ def shard_map(
                 # (NOTE: [varying axes in staged types]: the axes its spec splits it over, and
                 # those an enclosing body's value varies along)
                 outer = frozenset(aval.mat.varying) & _bodies.manual
-                seed = frozenset(n for dim in spec for n in dim) | outer
+                seed = (
+                    frozenset(_sharding_types.drop_size_one_axes((n for dim in spec for n in dim), m)) | outer
+                )
                 if seed and type(block) is core.ShapedArray:
                     block = block.with_manual_axis_type(ir.ManualAxisType(varying=seed))
             blocks.append(block)
@@ -574,7 +589,7 @@ def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
     return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name}, _smap=True)
 
 
-def _check_typed_match(x, norm, mesh, manual, path):
+def _check_typed_match(x, norm, mesh, manual, path, given=None):
     """JAX 0.10: over a fully manual mesh of Explicit axes, an argument whose sharding (its type)
     is over that mesh must be split as its in_specs says -- shard_map does not reshard it
     silently; an argument without such a sharding is replicated (its type), as in JAX."""
@@ -585,16 +600,25 @@ def _check_typed_match(x, norm, mesh, manual, path):
     s = _sharding_of(x)
     if s is None or getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
         # Unsharded (a NumPy value, an array on one device): its type is replicated (JAX's rule).
-        have = ((),) * len(norm)
+        have, have_ur = ((),) * len(norm), {}
     elif tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names):
         return
     else:
         have = s.spec._normalized(len(norm))
-    if tuple(have) != tuple(norm):
+        have_ur = {"unreduced": frozenset(s.spec.unreduced or ()), "reduced": frozenset(s.spec.reduced or ())}
+    # (and the unreduced and reduced axes, as JAX compares whole specs)
+    want_ur = {"unreduced": frozenset(getattr(given, "unreduced", None) or ()),
+               "reduced": frozenset(getattr(given, "reduced", None) or ())}  # fmt: skip
+    have_ur = {k: have_ur.get(k, frozenset()) for k in want_ur}
+    # (JAX's: the spec's axes of size 1 are left out, as the type leaves them out, under
+    # jax_remove_size_one_mesh_axis_from_type)
+    norm = tuple(_sharding_types.drop_size_one_axes(d, mesh) for d in norm)
+    have = tuple(_sharding_types.drop_size_one_axes(d, mesh) for d in have)
+    if tuple(have) != tuple(norm) or have_ur != want_ur:
         shown = str(core.get_aval(x)).lstrip("~")
         raise ValueError(
-            f"in_specs passed to shard_map: {_eager.spec_of_norm(norm)} does not match the specs of "
-            f"the input: {_eager.spec_of_norm(have)} for arg: {shown}. "
+            f"in_specs passed to shard_map: {_eager.spec_of_norm(norm).update(**want_ur)} does not match "
+            f"the specs of the input: {_eager.spec_of_norm(have).update(**have_ur)} for arg: {shown}. "
             "`in_specs` is an optional argument so you can omit specifying it and shard_map will infer "
             "the in_specs from the arguments. If you want to reshard your inputs, you can use "
             "`jax.reshard` on the arguments and then pass those args to shard_map."  # (JAX's words)
@@ -659,7 +683,8 @@ def _jax_rank_error(fun_name, prefix, path, base, aval, spec) -> str:
 
 
 def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs, where, shaped):
-    ins = [frozenset(n for dim in s for n in dim) for s in in_specs]
+    drop = _sharding_types.drop_size_one_axes  # (jax_remove_size_one_mesh_axis_from_type)
+    ins = [frozenset(drop((n for dim in s for n in dim), mesh)) for s in in_specs]
     outs = _varying(closed.jaxpr, ins)
     check_out_vma(outs, out_specs, out_leaf_specs, where, _paths(shaped, ""), mesh, manual)
 

@@ -262,7 +262,7 @@ def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, manual_axes):
 shard_map_p.def_jvp(_jvp)
 
 
-def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd=()):
+def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd=(), kept=None):
     # NOTE: [shard_map transpose]; the axes of an enclosing vmap's spmd_axis_name are not
     # broadcast along (its batch rule splits the batch over them: JAX's
     # _all_newly_manual_mesh_names), so no cotangent is summed or shared over them
@@ -277,7 +277,10 @@ def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_a
             return tuple(n for n in _unmentioned(mesh, spec, manual_axes) if n not in spmd)
 
         ct_scale = [math.prod(sizes[n] for n in unmentioned(s)) for s, z in zip(out_specs, ct_zero) if not z]
-        sums = [unmentioned(s) for s, lin in zip(in_specs, linear) if lin]
+        kept = kept or ((),) * len(in_specs)
+        sums = [
+            tuple(n for n in unmentioned(s) if n not in k) for s, lin, k in zip(in_specs, linear, kept) if lin
+        ]
 
         zeros = _zero_outputs(transposed.jaxpr)
 
@@ -312,10 +315,18 @@ def _zero_outputs(jaxpr) -> set:
 
 
 _derived_transpose = DerivedJaxprs(
-    lambda closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd: _transposed_body(
-        closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd
+    lambda closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd, kept: _transposed_body(
+        closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd, kept
     )
 )
+
+
+def _ur_of(aval, manual) -> tuple:
+    """The manual axes ``aval``'s type is unreduced and reduced over (explicit mesh axes)."""
+    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    u = frozenset(getattr(spec, "unreduced", None) or ()) & frozenset(manual)
+    r = frozenset(getattr(spec, "reduced", None) or ()) & frozenset(manual)
+    return u, r
 
 
 def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
@@ -324,7 +335,14 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     if all(ct_zero):
         return [Zero(a.aval) if lin else None for a, lin in zip(args, linear)]
     spmd = tuple(n for n in _spmd_axes.get() if n in manual_axes)
-    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd)
+    # An input typed unreduced over manual axes (its blocks partial sums): its cotangent, the same
+    # on each device along them, is not summed over them; it is typed reduced there (JAX's
+    # to_ct_aval; NOTE: [unreduced values]). (A reduced input's is still summed, typed replicated:
+    # JAX's unreduced cotangent would need the body's results typed unreduced.)
+    manual = manual_of(mesh, manual_axes)
+    urs = [(_ur_of(a.aval, manual)[0] if lin else frozenset()) for a, lin in zip(args, linear)]
+    kept = tuple(tuple(sorted(u, key=str)) for u in urs)
+    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd, kept)
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
     specs = (
         *(s for s, lin in zip(in_specs, linear) if not lin),
@@ -340,7 +358,13 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
             manual_axes=manual_axes,
         )
     )
-    return [next(outs) if lin else None for lin in linear]
+    cts_out = []
+    for a, lin, u in zip(args, linear, urs):
+        ct = next(outs) if lin else None
+        if u:
+            ct = sharding_constraint_p.bind(ct, mesh=mesh, spec=spec_of(a.aval), **ur_params(reduced=u))
+        cts_out.append(ct)
+    return cts_out
 
 
 shard_map_p.def_transpose(_transpose)

@@ -27,6 +27,8 @@ import numpy as np
 
 from funcgrad import _shard_map_eager as _eager
 from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
+from funcgrad._sharding_types import drop_size_one_axes
+from funcgrad._shardings import get_abstract_mesh
 from funcgrad.kernel import batching
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -319,8 +321,17 @@ def pvary(x, axis_name):
     [1.0, 1.0]
     """
     names = _names(axis_name, "pvary")
+    if _size_one_only(names):
+        return x
     _check_pvary_scope(names)
     return tu.tree_map(lambda v: _eager.mark_varying(v, names), x)
+
+
+def _size_one_only(names) -> bool:
+    """JAX's pvary: under jax_remove_size_one_mesh_axis_from_type, axes all of size 1 in the mesh
+    in scope are no cast at all (no type names them), bound or not."""
+    am = get_abstract_mesh()
+    return not am.empty and all(n in am.axis_names for n in names) and not drop_size_one_axes(names, am)
 
 
 def _check_pvary_scope(names) -> None:
@@ -344,6 +355,8 @@ def pcast(x, axis_name, *, to):
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
     names = _names(axis_name, "pcast")
+    if to == "varying" and _size_one_only(names):
+        return x
     if to == "varying":
         _check_pvary_scope(names)
     else:

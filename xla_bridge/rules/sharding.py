@@ -57,7 +57,12 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     # shard_map's or a constraint's layout reaches the results).
     types = [getattr(t, "name", str(t)) for t in (getattr(mesh, "axis_types", None) or ())]
     open_dims = len(manual_axes) < len(mesh.axis_names) and "Auto" in types
-    ins = ", ".join(f"<{sym}, {sdy_dims(s, open_dims)}>" for s in in_specs)
+    # An argument typed unreduced over manual axes enters as each device's partial sum (JAX's
+    # in_specs then name them: P(unreduced={'x'})), not all-reduced first (NOTE: [unreduced values])
+    ins = ", ".join(
+        spmd.sharding(mesh, s, a.ndim, unreduced=_unreduced(a) & set(manual_axes), open_dims=open_dims)
+        for s, a in zip(in_specs, ctx.avals_in)
+    )
     outs = ", ".join(f"<{sym}, {sdy_dims(s, open_dims)}>" for s in out_specs)
     manual = "{" + ", ".join(f'"{n}"' for n in manual_axes) + "}"
     r = fb.region()
@@ -84,6 +89,11 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
         f"{fb.indent}}} : ({', '.join(global_in)}) -> {_types(global_out) if global_out else '()'}"
     )
     return [f"{name}#{i}" for i in range(n)] if n > 1 else [name] * n
+
+
+def _unreduced(aval) -> set:
+    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    return set(getattr(spec, "unreduced", None) or ())
 
 
 @register(sharding_constraint_p)

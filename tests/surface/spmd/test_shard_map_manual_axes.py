@@ -81,6 +81,52 @@ other = jax.sharding.Mesh(np.asarray(d[4:8]).reshape(2, 2), ("i", "j"))
 with jax.set_mesh(ex):
     cases["mesh= other than set_mesh"] = error(
         lambda: jax.shard_map(lambda x: x, mesh=other, in_specs=P("i"), out_specs=P("i"))(v))
+# An argument typed unreduced enters the body as each device's partial sum (JAX's
+# test_eager_unreduced_in: funcgrad all-reduced it first, so psum_scatter summed it twice); its
+# cotangent is reduced, not summed over the devices (2 where jax gives 1)
+ex1 = jax.sharding.Mesh(np.asarray(d[:2]), ("x",), axis_types=(AxisType.Explicit,))
+
+
+def shards(a):
+    return [str(a.sharding.spec), [np.asarray(s.data).tolist() for s in a.addressable_shards]]
+
+
+with jax.set_mesh(ex1):
+    u8 = jax.reshard(jnp.arange(8.0, dtype=np.float32), P(unreduced={"x"}))
+    scatter = jax.shard_map(lambda x: jax.lax.psum_scatter(x, "x", tiled=True), out_specs=P("x"))
+    cases["unreduced argument"] = [shards(g(u8)) for g in (scatter, jax.jit(scatter))] + [
+        shards(jax.grad(lambda x: g(x).sum())(u8)) for g in (scatter, jax.jit(scatter))]
+    cases["unreduced argument, spec without it"] = error(
+        lambda: jax.shard_map(lambda x: x, in_specs=P(), out_specs=P())(u8))
+    # a reduced argument: its values, and its cotangent's (JAX types it unreduced)
+    r8 = jax.device_put(np.arange(8.0, dtype=np.float32), P(reduced={"x"}))
+    vary = jax.shard_map(lambda x: jax.lax.pcast(x, "x", to="varying") * 2, out_specs=P("x"))
+    w16 = jnp.arange(16.0, dtype=np.float32)
+    cases["reduced argument"] = [np.asarray(g(r8)).tolist() for g in (vary, jax.jit(vary))] + [
+        np.asarray(jax.reshard(jax.grad(lambda x: (g(x) * w16).sum())(r8), P())).tolist()
+        for g in (vary, jax.jit(vary))]
+# jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
+# varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
+# only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
+jax.config.update("jax_remove_size_one_mesh_axis_from_type", True)
+try:
+    m21 = jax.sharding.Mesh(np.asarray(d[:2]).reshape(2, 1), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    with jax.set_mesh(m21):
+        a21 = jax.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), P("x", "y"))
+        vmas = []
+
+        def body21(x):
+            vmas.append(sorted(jax.typeof(x).mat.varying))
+            return jax.lax.psum(x, "x")
+
+        f21 = jax.shard_map(body21, in_specs=P("x", "y"), out_specs=P())
+        cases["size-one axes left out"] = [desc(jax.jit(f21)(a21)), desc(f21(a21)), vmas]
+    m1 = jax.sharding.Mesh(np.asarray(d[:1]), ("x",), axis_types=(AxisType.Explicit,))
+    with jax.set_mesh(m1):
+        cases["pcast over size-one axes"] = desc(jax.jit(lambda x: jax.lax.pcast(x, "x", to="varying"))(
+            np.arange(4.0, dtype=np.float32)))[0::2]
+finally:
+    jax.config.update("jax_remove_size_one_mesh_axis_from_type", False)
 """
 
 ORACLE = (
@@ -109,6 +155,11 @@ def results():
         "constraint on an automatic axis",
         "nested mesh= in a body",
         "mesh= other than set_mesh",
+        "size-one axes left out",
+        "unreduced argument",
+        "unreduced argument, spec without it",
+        "reduced argument",
+        "pcast over size-one axes",
     ],
 )
 def test_as_jax(results, case):
