@@ -48,6 +48,10 @@ class AxisType(enum.Enum):
 def _check_device(d, where):
     """``d`` must be one of funcgrad's devices (not, say, a device of another jaxlib client)."""
     if not isinstance(d, _sh().Device):
+        if hasattr(d, "id") and hasattr(d, "platform"):
+            # A duck-typed stand-in (an object with a device's ``id`` and ``platform``, as JAX's
+            # debugging tests draw meshes of): JAX's Mesh keeps it, and computing on it fails later.
+            return
         raise TypeError(f"{where}: devices must be elements of funcgrad.devices(), got {d!r}")
     if not issubclass(type(d), _sh().Device):
         # A stand-in that says it is a Device (``mock.create_autospec(jax.Device)``, as orbax's

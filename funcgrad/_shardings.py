@@ -34,6 +34,7 @@ NamedSharding(mesh=Mesh('x': 1, axis_types=(Explicit,)), spec=P('x',), memory_ki
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from funcgrad import xla_bridge
@@ -293,6 +294,11 @@ class NamedSharding(Sharding):
             raise ValueError(
                 f"Resource axis: {missing[0]} of {spec!r} is not found in mesh: {tuple(mesh.axis_names)}."
             )
+        if AxisType.Auto not in mesh.axis_types and any(p is PartitionSpec.UNCONSTRAINED for p in spec):
+            raise ValueError(  # (JAX's words: only Auto axes may leave a dimension to the partitioner)
+                f"{spec!r} cannot contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`. Got mesh "
+                f"axis_types: {mesh.axis_types}"
+            )
         types = dict(zip(mesh.axis_names, mesh.axis_types))
         for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
             for u in sorted(axes):  # (JAX's words)
@@ -381,7 +387,30 @@ class NamedSharding(Sharding):
 
     def devices_indices_map(self, global_shape) -> dict:
         self.shard_shape(global_shape)  # (JAX's IndivisibleError for a shape the axes do not divide)
+        mesh = self.mesh
+        if isinstance(mesh, Mesh) and any(not isinstance(d, _sh().Device) for d in mesh._flat):
+            return self._stand_in_indices(tuple(global_shape))
         return super().devices_indices_map(global_shape)
+
+    def _stand_in_indices(self, global_shape) -> dict:
+        """Each device's index over a mesh of duck-typed stand-in devices (objects with a device's
+        ``id`` and ``platform``, which JAX's Mesh keeps and ``visualize_sharding`` draws): read
+        from the mesh and the spec, as no program can place values on them. A dimension over mesh
+        axes ``(a, b)`` is cut into blocks numbered ``coord[a] * size[b] + coord[b]``."""
+        mesh = self.mesh
+        spec = self.spec._normalized(len(global_shape), f"NamedSharding(spec={self.spec!r})")
+        sizes, pos = mesh.shape, {n: i for i, n in enumerate(mesh.axis_names)}
+        out = {}
+        for coords in itertools.product(*map(range, mesh.devices.shape)):
+            index = []
+            for size, names in zip(global_shape, spec):
+                block, count = 0, 1
+                for n in names:
+                    block, count = block * sizes[n] + coords[pos[n]], count * sizes[n]
+                step = size // count  # (a dimension not cut, or over axes of size 1: JAX's slice(None))
+                index.append(slice(None) if count == 1 else slice(block * step, (block + 1) * step))
+            out[mesh.devices[coords]] = tuple(index)
+        return out
 
     def _bridge(self, ndim):
         b = self._bridges.get(ndim)

@@ -219,3 +219,55 @@ def test_partitioned_debug_callbacks_run_on_each_device_as_jax():
     funcgrad.jit(funcgrad.vmap(lambda x: funcgrad.debug.callback(keep("vmap"), x, partitioned=True)))(a3)
     funcgrad.effects_barrier()
     assert sorted(seen) == run_jax(PARTITIONED_ORACLE)
+
+
+STAND_INS = """
+import contextlib, io, json, numpy as np, jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+class D:
+    def __init__(self, platform, id):
+        self.platform, self.id = platform, id
+def mesh(shape, names):
+    return Mesh(np.array([D("CPU", i) for i in range(int(np.prod(shape)))]).reshape(shape), names)
+out = []
+for shape, (mshape, names), spec in CASES:
+    s = NamedSharding(mesh(mshape, names), P(*spec))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        jax.debug.visualize_sharding(shape, s)
+    index = {d.id: [[sl.start, sl.stop] for sl in idx] for d, idx in s.devices_indices_map(shape).items()}
+    out.append([buf.getvalue(), index])
+print(json.dumps(out))
+"""
+
+STAND_IN_CASES = [
+    ((5,), ((1,), ("x",)), ("x",)),
+    ((8,), ((4,), ("x",)), ("x",)),
+    ((4, 4), ((2, 2), ("x", "y")), ("x",)),
+    ((8, 8), ((2, 2), ("x", "y")), ("y", "x")),
+    ((8,), ((2, 2), ("x", "y")), (("y", "x"),)),
+    ((4, 8), ((2, 2), ("x", "y")), (None, "y")),
+]
+
+
+def test_meshes_of_duck_typed_stand_in_devices_draw_as_jax(capsys):
+    # debugging_primitives_test's VisualizeShardingTest: JAX's Mesh keeps objects with a device's
+    # id and platform; visualize_sharding and devices_indices_map read them (funcgrad refused them)
+    from funcgrad.sharding import Mesh
+
+    cases = [(shape, m, tuple(spec)) for shape, m, spec in STAND_IN_CASES]
+    want = run_jax(f"CASES = {cases!r}\n" + STAND_INS)
+
+    class D:
+        def __init__(self, platform, id):
+            self.platform, self.id = platform, id
+
+    for (shape, (mshape, names), spec), (table, index) in zip(STAND_IN_CASES, want, strict=True):
+        devices = np.array([D("CPU", i) for i in range(int(np.prod(mshape)))]).reshape(mshape)
+        s = NamedSharding(Mesh(devices, names), P(*spec))
+        funcgrad.debug.visualize_sharding(shape, s)
+        assert capsys.readouterr().out == table
+        got = {d.id: [[sl.start, sl.stop] for sl in idx] for d, idx in s.devices_indices_map(shape).items()}
+        assert got == {int(k): v for k, v in index.items()}
+    with pytest.raises(TypeError, match=r"devices must be elements of funcgrad.devices\(\)"):
+        Mesh(np.array([1, 2]), ("x",))  # (not even a stand-in: JAX keeps it, funcgrad says what is wrong)
