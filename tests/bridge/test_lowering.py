@@ -688,6 +688,33 @@ def test_dot_general_pads_transposed_rows_of_a_page(rng):
         assert ("stablehlo.pad" in text and "stablehlo.slice" in text) == padded, text
 
 
+@batched
+def test_dot_general_copies_a_short_transposed_left_operand(rng):
+    # NOTE: [short transposed left operands copied on the CPU]: a 2-D float32 [K, M] x [K, N] (or
+    # [N, K]) with K < 1024 is emitted on the left operand transposed to [M, K] behind a barrier,
+    # which the dot then reads as [M, K]; K >= 1024 (the swap's or XLA's), float64, batched dots
+    # and results under 2**14 elements keep the plain dot.
+    cases = [
+        ((128, 256), (128, 96), (((0,), (0,)), ((), ())), np.float32, True),
+        ((128, 256), (96, 128), (((0,), (1,)), ((), ())), np.float32, True),  # rhs as [N, K]
+        ((256, 128), (128, 96), (((1,), (0,)), ((), ())), np.float32, False),  # already [M, K]
+        ((128, 256), (128, 96), (((0,), (0,)), ((), ())), np.float64, False),
+        ((1024, 256), (1024, 200), (((0,), (0,)), ((), ())), np.float32, False),
+        ((16, 32), (16, 64), (((0,), (0,)), ((), ())), np.float32, False),  # 2048 results
+        ((2, 64, 128), (2, 64, 96), (((1,), (1,)), ((0,), (0,))), np.float32, False),  # batched
+    ]
+    for ls, rs, dn, dtype, copied in cases:
+        params = {"dimension_numbers": dn, "preferred_element_type": None}
+        args = [rng.standard_normal(ls).astype(dtype), rng.standard_normal(rs).astype(dtype)]
+        check_primitive(dt.dot_general_p, args, params, tol=dict(rtol=1e-5, atol=1e-4))
+        closed = funcgrad.make_jaxpr(functools.partial(dt.dot_general_p.bind, **params))(*args)
+        text = lower_jaxpr(closed).text
+        (line,) = [ln for ln in text.splitlines() if "stablehlo.dot_general" in ln]
+        t = "f32" if dtype == np.float32 else "f64"
+        assert (f"(tensor<{ls[1]}x{ls[0]}x{t}>, tensor<{rs[0]}x{rs[1]}x{t}>)" in line) == copied, line
+        assert ("stablehlo.transpose" in text and "stablehlo.optimization_barrier" in text) == copied, text
+
+
 def test_dot_general_reads_a_transposed_operand_in_place(rng):
     # NOTE: [transposes folded into batched dots]: a transpose feeding a batched dot is folded into
     # its dimension numbers when the dot then reads [B, M, K] x [B, K, N] or [B, N, K] (also
