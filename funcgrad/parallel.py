@@ -484,6 +484,7 @@ def shard_map(
         out_tree = box[0]
         shaped = tu.tree_unflatten(out_tree, list(closed.out_avals))
         norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, m, manual, where)
+        norm_out = _unreduced_out_specs(norm_out, out_leaf_specs, manual, check, where)
         hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
         if check:
             _check_replication(
@@ -686,7 +687,43 @@ def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs
     drop = _sharding_types.drop_size_one_axes  # (jax_remove_size_one_mesh_axis_from_type)
     ins = [frozenset(drop((n for dim in s for n in dim), mesh)) for s in in_specs]
     outs = _varying(closed.jaxpr, ins)
+    for i, (vary, spec) in enumerate(zip(outs, out_specs)):
+        unreduced = shp.spec_unreduced(spec)
+        if unreduced:
+            # JAX's implicit vary_unreduced_cast (its abstract eval's ValueErrors, in its words):
+            # a value varying along the axes becomes their partial sums
+            axes = tuple(n for n in mesh.axis_names if n in unreduced)
+            if not vary:
+                raise ValueError(
+                    f"vary_unreduced_cast only accepts inputs that are varying. Got {shaped_leaf(shaped, i)}"
+                )
+            if not frozenset(vary) & unreduced:
+                raise ValueError(
+                    "vary_unreduced_cast is a Varying->Unreduced collective. This means that the axis names "
+                    "mentioned in `axes` passed to `vary_unreduced_cast` must be present in "
+                    f"`jax.typeof(x).mat.varying`. Got axes={axes} and jax.typeof(x).mat.varying={set(vary)}"
+                )
+            outs[i] = frozenset(vary) - unreduced
     check_out_vma(outs, out_specs, out_leaf_specs, where, _paths(shaped, ""), mesh, manual)
+
+
+def shaped_leaf(shaped, i) -> str:
+    return tu.tree_leaves(shaped)[i].str_short(short_dtypes=True)
+
+
+def _unreduced_out_specs(norm_out, leaves, manual, check, where) -> tuple:
+    """Staged out specs naming unreduced axes (JAX 0.10, in a checked body: the value, varying
+    along them, is cast to their partial sums) as ``URSpec``s the shard_map primitive's rules read
+    (NOTE: [unreduced values]); reduced ones are not implemented here."""
+    out = []
+    for norm, spec in zip(norm_out, leaves):
+        unreduced = frozenset(spec.unreduced or ()) & frozenset(manual)
+        if spec.reduced:
+            raise NotImplementedError(f"{where}: out_specs {spec} with reduced axes is not implemented")
+        if unreduced and not check:
+            raise NotImplementedError(f"{where}: out_specs {spec} with unreduced axes needs check_vma=True")
+        out.append(shp.URSpec(norm, unreduced) if unreduced else norm)
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------------------------

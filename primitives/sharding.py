@@ -47,6 +47,7 @@ import math
 import weakref
 
 import numpy as np
+from funcgrad.primitives import _unreduced_rules as _ur
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -116,8 +117,55 @@ def global_aval(aval: ShapedArray, mesh, spec) -> ShapedArray:
     return ShapedArray(shape, aval.dtype, aval.weak_type)
 
 
+class URSpec(tuple):
+    """A normalized spec (one tuple of mesh axis names per dimension) of a shard_map output typed
+    unreduced over manual axes (``out_specs=P(..., unreduced={'y'})``, JAX 0.10: each device's
+    block is a partial sum along them) or reduced: a tuple, so every rule reads its dimensions,
+    and equal only to a spec with the same ``unreduced``/``reduced`` axes.
+
+    >>> s = URSpec((("x",), ()), unreduced={"y"})
+    >>> s == (("x",), ()), s.unreduced, s.swapped().reduced
+    (False, frozenset({'y'}), frozenset({'y'}))
+    """
+
+    def __new__(cls, dims, unreduced=frozenset(), reduced=frozenset()):
+        self = super().__new__(cls, dims)
+        self.unreduced, self.reduced = frozenset(unreduced), frozenset(reduced)
+        return self
+
+    def _key(self):
+        return (tuple(self), self.unreduced, self.reduced)
+
+    def __eq__(self, other):
+        ur = (getattr(other, "unreduced", frozenset()), getattr(other, "reduced", frozenset()))
+        return (
+            isinstance(other, tuple) and tuple(self) == tuple(other) and ur == (self.unreduced, self.reduced)
+        )
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"URSpec({tuple(self)!r}, unreduced={set(self.unreduced)}, reduced={set(self.reduced)})"
+
+    def __reduce__(self):
+        return (URSpec, (tuple(self), self.unreduced, self.reduced))
+
+    def swapped(self) -> URSpec:
+        """The spec of a cotangent (JAX's to_ct_spec: unreduced and reduced swap)."""
+        return URSpec(self, self.reduced, self.unreduced)
+
+
+def spec_unreduced(spec) -> frozenset:
+    return getattr(spec, "unreduced", frozenset())
+
+
 def _unmentioned(mesh, spec, manual_axes) -> tuple:
-    used = {n for dim in spec for n in dim}
+    # (an output unreduced or reduced over an axis holds its own block along it: no broadcast)
+    used = {n for dim in spec for n in dim} | spec_unreduced(spec) | getattr(spec, "reduced", frozenset())
     return tuple(n for n in manual_of(mesh, manual_axes) if n not in used)
 
 
@@ -206,6 +254,10 @@ def _typed_results(avals_in, avals_out, *, out_specs, jaxpr, **params) -> list:
 
 
 shard_map_p.def_sharding_rule(_typed_results, from_params=True)
+# (results typed unreduced as their out_specs say: URSpec; NOTE: [unreduced values])
+_ur._unreduced_rules[shard_map_p] = lambda avals_in, avals_out, *, out_specs, **params: [
+    spec_unreduced(s) for s in out_specs
+]
 
 _programs: dict = register_cache("primitives.shard_map_programs", {})  # NOTE: [caches have an owner]
 
@@ -346,7 +398,7 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
     specs = (
         *(s for s, lin in zip(in_specs, linear) if not lin),
-        *(s for s, z in zip(out_specs, ct_zero) if not z),
+        *(s.swapped() if type(s) is URSpec else s for s, z in zip(out_specs, ct_zero) if not z),
     )
     outs = iter(
         shard_map_p.bind(

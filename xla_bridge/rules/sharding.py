@@ -21,7 +21,6 @@ import math
 
 from funcgrad.primitives.sharding import shard_map_p, sharding_constraint_p, xla_metadata_value_p
 from funcgrad.xla_bridge.emitter import LoweringError, aval_type, lower_closed, register
-from funcgrad.xla_bridge.meshes import sdy_dims
 
 
 def _types(ts) -> str:
@@ -51,7 +50,6 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
             return lower_closed(fb, jaxpr, list(args))
         finally:
             spmd.manual.pop()
-    sym = spmd.mesh_symbol(mesh)
     # Partially manual over a mesh with automatic axes: every dimension is open, as JAX's lowering
     # marks them, so the partitioner may split the blocks further along those axes (a nested
     # shard_map's or a constraint's layout reaches the results).
@@ -60,10 +58,14 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     # An argument typed unreduced over manual axes enters as each device's partial sum (JAX's
     # in_specs then name them: P(unreduced={'x'})), not all-reduced first (NOTE: [unreduced values])
     ins = ", ".join(
-        spmd.sharding(mesh, s, a.ndim, unreduced=_unreduced(a) & set(manual_axes), open_dims=open_dims)
+        spmd.sharding(mesh, s, a.ndim, unreduced=(_unreduced(a) & set(manual_axes)), open_dims=open_dims)
         for s, a in zip(in_specs, ctx.avals_in)
     )
-    outs = ", ".join(f"<{sym}, {sdy_dims(s, open_dims)}>" for s in out_specs)
+    # (an output whose out_specs name unreduced axes: each device's block is its partial sum)
+    outs = ", ".join(
+        spmd.sharding(mesh, s, a.ndim, unreduced=getattr(s, "unreduced", ()), open_dims=open_dims)
+        for s, a in zip(out_specs, ctx.avals_out)
+    )
     manual = "{" + ", ".join(f'"{n}"' for n in manual_axes) + "}"
     r = fb.region()
     block_args = [r.fresh() for _ in args]

@@ -105,6 +105,24 @@ with jax.set_mesh(ex1):
     cases["reduced argument"] = [np.asarray(g(r8)).tolist() for g in (vary, jax.jit(vary))] + [
         np.asarray(jax.reshard(jax.grad(lambda x: (g(x) * w16).sum())(r8), P())).tolist()
         for g in (vary, jax.jit(vary))]
+# out_specs naming unreduced axes: the output, varying along them, is each device's partial sum
+# (JAX's test_matmul_unreduced: a contraction over a split dimension left unsummed), typed
+# unreduced; reshard sums it; its gradient; a value not varying along them is JAX's ValueError
+m22 = jax.sharding.Mesh(np.asarray(d[:4]).reshape(2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+with jax.set_mesh(m22):
+    a1 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(2, 4), P("x", "y"))
+    a2 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2), P("y", None))
+    ein = lambda a, b: jnp.einsum("ab,bc->ac", a, b)  # noqa: E731
+    uy = P("x", None, unreduced={"y"})
+    mm = jax.jit(jax.shard_map(ein, in_specs=(P("x", "y"), P("y", None)), out_specs=uy))
+    um = mm(a1, a2)
+    cases["unreduced output"] = [shards(um), desc(jax.reshard(um, P("x", None)))]
+    gm = jax.jit(jax.grad(lambda a, b: jax.reshard(mm(a, b), P("x", None)).sum(), argnums=(0, 1)))(a1, a2)
+    cases["unreduced output gradient"] = [desc(g) for g in gm]
+    b1 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(2, 4), P("x", None))
+    b2 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2), P(None, None))
+    bad = jax.jit(jax.shard_map(ein, out_specs=uy))
+    cases["unreduced output not varying"] = error(lambda: bad(b1, b2))
 # jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
 # varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
 # only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
@@ -159,6 +177,9 @@ def results():
         "unreduced argument",
         "unreduced argument, spec without it",
         "reduced argument",
+        "unreduced output",
+        "unreduced output gradient",
+        "unreduced output not varying",
         "pcast over size-one axes",
     ],
 )
