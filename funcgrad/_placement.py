@@ -449,7 +449,8 @@ def recast(tree, mesh, shardings, where: str):
             if have is None and isinstance(v, Array) and _sharded_buffer(v) is not None:
                 have = _sharding(v)
             spec = have.spec._normalized(ndim, where) if isinstance(have, NamedSharding) else ((),) * ndim
-        out.append(shp.sharding_constraint_p.bind(v, mesh=mesh, spec=spec, **ur))
+        # (retype: JAX's reshard, whose constraint is its result type's alone; none into Auto axes)
+        out.append(shp.sharding_constraint_p.bind(v, mesh=mesh, spec=spec, retype=True, **ur))
     return tu.tree_unflatten(treedef, out)
 
 
@@ -545,7 +546,7 @@ def _constrain(x, shardings, *, strict: bool):
     return tu.tree_unflatten(tree, out)
 
 
-def _eager_constraint(x, *, mesh, spec, unreduced=frozenset(), reduced=frozenset()):
+def _eager_constraint(x, *, mesh, spec, unreduced=frozenset(), reduced=frozenset(), retype=False):
     """``sharding_constraint`` evaluated on a concrete Array (a transformation binding it eagerly:
     ``vmap`` of a ``reshard`` or of a random draw with ``out_sharding=``): ``x`` laid out as the
     constraint says, as ``reshard`` outside a transformation lays it out (JAX's reshard impl is a

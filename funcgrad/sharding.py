@@ -87,7 +87,7 @@ def _mesh_for(where: str, shardings=None) -> Mesh | None:
             given = s.mesh
     # (the abstract mesh in scope: in a shard_map body, with its manual axes Manual)
     scope = get_abstract_mesh() if mesh is not None else None
-    scope = mesh.abstract_mesh if scope is None or scope.empty else scope
+    scope = mesh.abstract_mesh if mesh is not None and (scope is None or scope.empty) else scope
     if given is not None and mesh is not None and given.abstract_mesh != scope:
         raise ValueError(
             f"Context mesh {scope} must match the mesh passed to shardings "

@@ -616,7 +616,10 @@ def _constraint_abstract_eval(x, *, mesh, spec, **ur):
 # its result is unreduced or reduced over (params ``unreduced``/``reduced``, present only when not
 # empty): ``reshard(x, P(None, unreduced={'x'}))`` inside ``jit``, XLA's replicated-to-unreduced
 # cast. Its transpose sends the cotangent to the operand's cotangent type, where the two swap (JAX's
-# ``to_ct_spec``: the cotangent of a reduced value is unreduced, and the reverse).
+# ``to_ct_spec``: the cotangent of a reduced value is unreduced, and the reverse). A constraint with
+# ``retype=True`` is JAX's ``reshard`` in or out of ``auto_axes``/``explicit_axes`` (funcgrad._placement
+# ``recast``): it lowers to its result type's constraint alone (none onto Auto axes only) and transposes
+# to the operand's type over the operand's axis types.
 def ur_params(unreduced=frozenset(), reduced=frozenset()) -> dict:
     """The ``unreduced``/``reduced`` params of a constraint (absent when empty)."""
     out = {}
@@ -627,11 +630,26 @@ def ur_params(unreduced=frozenset(), reduced=frozenset()) -> dict:
     return out
 
 
-def _constraint_transpose(ct, x, *, mesh, spec, **ur):
+def _constraint_transpose(ct, x, *, mesh, spec, retype=False, **ur):
     aval = x.aval
     sharding = getattr(aval, "sharding", None)
     u = frozenset(getattr(getattr(sharding, "spec", None), "reduced", None) or ())
     r = frozenset(getattr(getattr(sharding, "spec", None), "unreduced", None) or ())
+    if retype and mesh.axis_names:
+        # JAX's reshard transpose (auto_axes/explicit_axes): the cotangent back to the operand's
+        # type over the operand's mesh -- the same devices, its axis types; an untyped operand's
+        # mesh has Auto axes only (the constraint then lowers to nothing).
+        kind = type(mesh.axis_types[0])  # (the surface's AxisType, which this layer does not import)
+        if sharding is None:
+            back = mesh.update_axis_types({n: kind.Auto for n in mesh.axis_names})
+            return [
+                sharding_constraint_p.bind(instantiate(ct), mesh=back, spec=((),) * aval.ndim, retype=True)
+            ]
+        back = mesh.update_axis_types(dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_types)))
+        ur_back = ur_params(u, r)
+        return [
+            sharding_constraint_p.bind(instantiate(ct), mesh=back, spec=spec_of(aval), retype=True, **ur_back)
+        ]
     if not (u or r or ur):
         return [sharding_constraint_p.bind(instantiate(ct), mesh=mesh, spec=spec)]
     # (to the operand's own type, its unreduced and reduced axes swapped)

@@ -703,12 +703,14 @@ def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:
     """``x`` constrained to the sharding of its type (NOTE: [sharding in types]): an
     ``sdy.sharding_constraint`` on the program's mesh, so XLA's partitioner lays each value out
     as the sharding rules typed it. A dimension is closed (``{"x"}``, ``{}``) on a mesh whose axes
-    are all explicit, open (``{"x", ?}``) where auto axes may still split it."""
+    are all explicit, open (``{"x", ?}``) where auto axes may still split it, the explicit axes the
+    type leaves unused then ``replicated`` (JAX's ``modify_wrt_axis_types``). The axis types are
+    the type's (inside ``auto_axes`` some are Auto), not the program mesh's."""
     spmd = fb.module.spmd
     mesh, am = spmd.mesh, aval.sharding.mesh
     if mesh is None or (tuple(mesh.axis_names), tuple(mesh.devices.shape)) != (am.axis_names, am.axis_sizes):
         return x  # the program's devices carry another mesh: the partitioner decides
-    is_open = any(t.name != "Explicit" for t in mesh.axis_types)
+    is_open = any(t.name != "Explicit" for t in am.axis_types)
     spec = aval.sharding.spec
     dims = []
     for d in range(aval.ndim):
@@ -716,7 +718,12 @@ def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:
         dims.append(() if p is None else (p if isinstance(p, tuple) else (p,)))
     # An unreduced type (NOTE: [unreduced values]): each device holds a partial sum along those axes.
     unreduced = getattr(spec, "unreduced", None) or ()
-    sharding = spmd.sharding(mesh, dims, unreduced=unreduced, open_dims=is_open)
+    replicated = ()
+    if is_open:
+        used = {n for dim in dims for n in dim} | set(unreduced) | set(getattr(spec, "reduced", None) or ())
+        explicit = (n for n, t in zip(am.axis_names, am.axis_types) if t.name == "Explicit")
+        replicated = tuple(n for n in explicit if n not in used)
+    sharding = spmd.sharding(mesh, dims, unreduced=unreduced, open_dims=is_open, replicated=replicated)
     return fb.emit(f"sdy.sharding_constraint {x} {sharding} : {aval_type(aval)}")
 
 

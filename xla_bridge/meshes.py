@@ -84,15 +84,18 @@ class SpmdLowering:
             self._lines.append(f"  sdy.mesh {sym} = <[{axes}]{ids}>")
         return sym
 
-    def sharding(self, mesh, spec, ndim=None, unreduced=(), open_dims: bool = False) -> str:
+    def sharding(self, mesh, spec, ndim=None, unreduced=(), open_dims: bool = False, replicated=()) -> str:
         """``spec``: one tuple of axis names per dimension (``()``: replicated, given ``ndim``);
         ``unreduced``: the axes each device holds a partial sum along (NOTE: [unreduced values]);
-        ``open_dims``: each dimension open to further splitting (``sdy_dims``)."""
+        ``open_dims``: each dimension open to further splitting (``sdy_dims``); ``replicated``: axes
+        an open dimension may not be split over (JAX's explicit axes a type leaves unused)."""
         if ndim is not None and not spec:
             spec = ((),) * ndim
         extra = ""
+        if replicated:
+            extra += ", replicated={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in replicated) + "}"
         if unreduced:
-            extra = ", unreduced={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in unreduced) + "}"
+            extra += ", unreduced={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in unreduced) + "}"
         return f"<{self.mesh_symbol(mesh)}, {sdy_dims(spec, open_dims)}{extra}>"
 
     def on_device(self, index: int, n_values: int) -> str:

@@ -16,12 +16,13 @@ import warnings
 import numpy as np
 
 from funcgrad._control_flow import while_loop
-from funcgrad._partition_spec import PartitionSpec
-from funcgrad._placement import reshard
+from funcgrad._placement import reshard, switched_ops
 from funcgrad._sharding_types import type_sharding
+from funcgrad._shardings import NamedSharding, resolve
 from funcgrad.custom_derivatives import refuse_jvp
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.hooks import hooks
@@ -268,31 +269,36 @@ def _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, uni
     )
 
 
-def _replicated(v):
-    """``v`` resharded to replicated on its explicit mesh axes; anything else as it is."""
-    if not isinstance(v, Array | core.Tracer) or not any(spec_of(aval(v))):
-        return v
-    typed = v.sharding if isinstance(v, Array) else aval(v).sharding  # (a concrete mesh eagerly)
-    return reshard(v, typed.with_spec(PartitionSpec()))
-
-
 def _takes_out_sharding(method):
     """JAX's ``out_sharding=`` of ``x.at[idx].get/set/add/...``: the result's sharding, given
     where the gather's or scatter's would be ambiguous on explicit mesh axes (NOTE: [sharding in
-    types]). JAX computes the operation in auto axes (the partitioner lays it out) and reshards
-    the result; here its operands are resharded replicated, so the operation and its derivative
-    (the scatter a gather transposes to, bound later by ``grad``) are typed replicated without
-    ambiguity, and the result is resharded to ``out_sharding``."""
+    types]). As JAX's ``_scatter_update``/``_rewriting_take``: the operation runs in ``auto_axes``
+    over the explicit axes of ``out_sharding`` (XLA's partitioner lays out its operands, no
+    constraint of theirs staged) and its result comes back typed ``out_sharding``, unreduced axes
+    too (a scatter-add of split updates left as each device's partial sums: ``segment_sum``,
+    ``bincount``). On a mesh without explicit axes the result is resharded."""
 
     @functools.wraps(method)
     def wrapped(self, *args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return method(self, *args, **kwargs)
-        index = (
-            tuple(map(_replicated, self.index)) if isinstance(self.index, tuple) else _replicated(self.index)
-        )
-        ref = _IndexUpdateRef(_replicated(self.array), index)
-        return reshard(method(ref, *map(_replicated, args), **kwargs), out_sharding)
+        s = resolve(out_sharding, f"at[].{method.__name__}", "out_sharding")
+        explicit = s.mesh.abstract_mesh.explicit_axes if isinstance(s, NamedSharding) else ()
+        if not explicit:
+            return reshard(method(self, *args, **kwargs), out_sharding)
+        # (only the arrays go through auto_axes: slices, None and Ellipsis of the index are closed over)
+        leaves, tree = tu.tree_flatten((self.array, self.index, args), is_leaf=lambda v: v is None)
+        arrays = [i for i, v in enumerate(leaves) if isinstance(v, Array | core.Tracer | np.ndarray)]
+
+        def on_arrays(*values):
+            full = list(leaves)
+            for i, v in zip(arrays, values):
+                full[i] = v
+            array, index, rest = tu.tree_unflatten(tree, full)
+            return method(_IndexUpdateRef(array, index), *rest, **kwargs)
+
+        auto = switched_ops["auto_axes"](on_arrays, axes=explicit, out_sharding=s)
+        return auto(*(leaves[i] for i in arrays))
 
     sig = inspect.signature(method)
     extra = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)

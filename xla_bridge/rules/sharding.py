@@ -124,9 +124,11 @@ def _sharding_constraint(ctx, x, *, mesh, spec, **ur):
                 "with_sharding_constraint inside a shard_map body: the body's values are per-device "
                 "blocks along its manual axes"
             )
-    if ur.get("unreduced") or ur.get("reduced"):
+    if ur.get("unreduced") or ur.get("reduced") or ur.get("retype"):
         # (its result is typed so: the typed constraint after it is this one, with those axes; a
-        # closed replicated one before it would make XLA hold the whole value on every device)
+        # closed replicated one before it would make XLA hold the whole value on every device. A
+        # retyping one, JAX's reshard in and out of auto_axes, is its type's constraint alone:
+        # none onto a mesh of Auto axes only, as JAX's lower_with_sharding_in_types)
         return x
     t = aval_type(ctx.avals_in[0])
     return fb.emit(f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec)} : {t}")

@@ -315,3 +315,57 @@ def test_sorts_and_windows_keep_the_sharding_as_jax(meshes):
     _same(*_both(meshes, build))
     with pytest.raises(ValueError, match="Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed"):
         funcgrad.device_put(np.ones(4), fs.P("x"))
+
+
+def _blocks(x):
+    return [np.asarray(s.data) for s in sorted(x.addressable_shards, key=lambda s: s.device.id)]
+
+
+@pytest.mark.parametrize("how", ["segment_sum", "bincount", "auto_axes"])
+def test_scatter_add_left_unreduced_holds_each_device_s_partial_sums_as_jax(how):
+    # (JAX computes `.at[...](out_sharding=)` in auto_axes over the explicit axes, so XLA scatters
+    # each device's updates and leaves the sum to a later reshard; funcgrad resharded the
+    # operands replicated and held the whole sum on the first device, zeros elsewhere)
+    fm, jm = fs.make_mesh((4,), ("x",)), jax.make_mesh((4,), ("x",), axis_types=(js.AxisType.Explicit,))
+    data, seg = np.arange(8, dtype=np.int32), np.array([0, 0, 1, 1, 1, 2, 2, 3], np.int32)
+
+    def run(lib, np_, mesh, P):
+        with lib.sharding.set_mesh(mesh):
+            a, b = lib.device_put(data, P("x")), lib.device_put(seg, P("x"))
+            unreduced = P(unreduced={"x"})
+
+            def f(x, y):
+                if how == "segment_sum":
+                    return lib.ops.segment_sum(x, y, num_segments=4, out_sharding=unreduced)
+                if how == "bincount":
+                    return np_.bincount(y, length=4, out_sharding=unreduced)
+                g = lambda x, y: np_.zeros(4, np.int32).at[y].add(x, mode="drop")  # noqa: E731
+                return lib.sharding.auto_axes(g, out_sharding=unreduced)(x, y)
+
+            out = lib.jit(f)(a, b)
+            summed = lib.sharding.reshard(out, P())
+            return out, summed, lib.typeof(out).sharding.spec
+
+    ours, theirs = run(funcgrad, fnp, fm, fs.P), run(jax, jnp, jm, js.PartitionSpec)
+    assert ours[2].unreduced == theirs[2].unreduced == frozenset({"x"})
+    for a, b in zip(_blocks(ours[0]), _blocks(theirs[0]), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(theirs[1]))
+
+
+def test_gradient_through_auto_axes_of_a_gather_with_out_sharding_as_jax(meshes):
+    # (the transpose of auto_axes' reshards types the cotangent as the primal operand, in Auto
+    # axes inside: the scatter the gather transposes to is not ambiguous)
+    def build(np_, put, lib):
+        table = put(np.arange(8 * 3, dtype=np.float32).reshape(8, 3), "x", None)
+        tokens = put(np.array([[1, 7], [0, 2], [5, 5], [3, 4]]), "x")
+
+        def loss(t):
+            rows = t.at[tokens].get(out_sharding=_P(lib)("x", None, None))
+            return (np_.sin(rows) * rows).sum()
+
+        g = lib.jit(lib.grad(loss))(table)
+        v = lib.jit(lib.vmap(lib.grad(loss)))(np_.stack([table, 2 * table]))
+        return g, v
+
+    _same(*_both(meshes, build))

@@ -303,3 +303,17 @@ def test_repeat_inside_a_partially_manual_shard_map():
     ours, theirs = run(funcgrad, fnp, fs), run(jax, jnp, js)
     assert ours[0] == theirs[0] == ("x", None, "y")
     np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_unconstrained_dimension_needs_an_auto_axis():
+    # P.UNCONSTRAINED leaves a dimension to the partitioner: only Auto axes may take it (JAX's
+    # ValueError from NamedSharding, pjit_test test_wsc_error); a mesh with one Auto axis accepts it.
+    def run(lib, sh):
+        explicit = lib.make_mesh((2, 1), ("x", "y"), axis_types=(sh.AxisType.Explicit,) * 2)
+        with pytest.raises(ValueError, match="cannot contain `P.UNCONSTRAINED` when no mesh axis_types"):
+            sh.NamedSharding(explicit, sh.PartitionSpec(sh.PartitionSpec.UNCONSTRAINED))
+        mixed = lib.make_mesh((2, 1), ("x", "y"), axis_types=(sh.AxisType.Explicit, sh.AxisType.Auto))
+        return sh.NamedSharding(mixed, sh.PartitionSpec(sh.PartitionSpec.UNCONSTRAINED)).spec[0]
+
+    assert run(funcgrad, fs) is fs.PartitionSpec.UNCONSTRAINED
+    assert run(jax, js) is js.PartitionSpec.UNCONSTRAINED
