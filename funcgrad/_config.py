@@ -58,6 +58,9 @@ value and what to do instead:
                                 either way a leaked tracer raises UnexpectedTracerError when used.
 ``jax_disable_bwd_checks``      False (default) or True: a custom_vjp ``bwd``'s cotangents are not
                                 checked against the primal inputs' shapes (JAX's flag).
+``jax_allow_f16_reductions``    True (default) or False: False refuses ``lax.reduce_sum`` of float16/bfloat16
+                                values over an axis longer than 1 (JAX's flag; ``jnp.sum`` sums them in
+                                float32 and is not refused).
 ``jax_disable_vmap_shmap_error`` False (default) or True: ``vmap(spmd_axis_name=names)`` of a
                                 shard_map whose specs name those axes is not refused (JAX's flag).
 ``jax_remove_size_one_mesh_axis_from_type`` False (default) or True: explicit mesh axes of size 1
@@ -140,6 +143,7 @@ from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 
 __all__ = [
+    "allow_f16_reductions",
     "check_tracer_leaks",
     "checking_leaks",
     "config",
@@ -426,6 +430,20 @@ def _scoped(name, value):
         yield
     finally:
         config.update(name, previous)
+
+
+def allow_f16_reductions(new_val: bool = True):
+    """Context manager: whether ``lax.reduce_sum`` may sum float16/bfloat16 values over an axis
+    longer than 1 (``jax_allow_f16_reductions``; default True).
+
+    >>> import funcgrad.numpy as fnp, funcgrad.lax as lax
+    >>> with allow_f16_reductions(False):
+    ...     lax.reduce_sum(fnp.ones(3, "bfloat16"), [0])
+    Traceback (most recent call last):
+    ...
+    ValueError: reduce_sum on operand bf16[3] is not allowed when jax_allow_f16_reductions=False.
+    """
+    return _scoped("jax_allow_f16_reductions", new_val)
 
 
 def disable_jit(disable: bool = True):

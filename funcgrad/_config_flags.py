@@ -32,6 +32,7 @@ from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
+from funcgrad.primitives import reductions as _reductions
 from funcgrad.primitives import sharding as _sharding_prims
 from funcgrad.xla_bridge import compile_cache as _compile_cache
 from funcgrad.xla_bridge import executables as _executables
@@ -247,6 +248,14 @@ def _set_disable_most_optimizations(on: bool) -> None:
         _caches.clear_all()
 
 
+def _set_allow_f16_reductions(on: bool) -> None:
+    # (checked where reduce_sum is typed: the traces and programs made under the other value are
+    # not reused, as JAX keys its caches on the flag)
+    if on != _reductions.allow_f16_reductions[0]:
+        _reductions.allow_f16_reductions[0] = on
+        _caches.clear_all()
+
+
 def _set_transfer_guard(direction: str, level: str | None) -> None:
     # NOTE: [transfer guard] (funcgrad/_transfer_guard.py): the level, and jit's calls take the
     # staged route (which asks the guard about their arguments) while host-to-device or
@@ -379,6 +388,12 @@ _FLAG_LIST = [
         False,
         _bool("jax_disable_bwd_checks"),
         _custom_rule_args.set_bwd_checks_disabled,
+    ),
+    _Flag(
+        "jax_allow_f16_reductions",
+        True,
+        _bool("jax_allow_f16_reductions"),
+        _set_allow_f16_reductions,
     ),
     _Flag(
         "jax_disable_vmap_shmap_error",

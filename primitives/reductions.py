@@ -103,8 +103,22 @@ def _reduce_sum_impl(x, *, axes):
 _WIDER_SUM = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
 
 
+# config jax_allow_f16_reductions (JAX's flag; funcgrad._config_flags sets it and empties the trace
+# caches): False refuses a reduce_sum of float16/bfloat16 values over an axis longer than 1, in
+# JAX's words, where it is typed (so jnp.sum, which sums half floats in float32, is not refused).
+allow_f16_reductions = [True]
+
+
+def _reduce_sum_aval(x, *, axes):
+    if not allow_f16_reductions[0] and x.dtype in _dt.HALF_FLOATS and any(x.shape[a] != 1 for a in axes):
+        raise ValueError(
+            f"reduce_sum on operand {x.str_short()} is not allowed when jax_allow_f16_reductions=False."
+        )
+    return _reduced_aval("reduce_sum", x, axes)
+
+
 reduce_sum_p.def_impl(_reduce_sum_impl)
-reduce_sum_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_sum", x, axes))
+reduce_sum_p.def_abstract_eval(_reduce_sum_aval)
 deflinear(reduce_sum_p, lambda ct, x, *, axes: [expand_reduced(ct, x.aval.shape, axes)])
 reduce_sum_p.def_batch(_batch_reduction(reduce_sum_p))
 

@@ -330,6 +330,41 @@ def test_disable_most_optimizations_flag_as_jax():
     assert not executables._most_optimizations_disabled[0]
 
 
+def test_allow_f16_reductions_as_jax():
+    # api_test's test_disallowed_bf16_reductions: lax.reduce_sum of half floats over an axis longer
+    # than 1 refused under the flag (eagerly, under jit and make_jaxpr, in grad's transposes), jnp.sum
+    # (float32 inside) and singleton axes not; the jit cache does not keep a trace of the other value
+    jax = pytest.importorskip("jax")
+
+    def outcomes(lib, np_mod):
+        x = np_mod.ones(3, "bfloat16")
+        cases = {
+            "eager": lambda: lib.lax.reduce_sum(x, [0]),
+            "jit": lambda: lib.jit(lambda v: lib.lax.reduce_sum(v, [0]))(x),
+            "float16": lambda: lib.lax.reduce_sum(x.astype("float16"), [0]),
+            "int32": lambda: lib.lax.reduce_sum(x.astype("int32"), [0]),
+            "singleton": lambda: lib.lax.reduce_sum(np_mod.ones((1, 3), "bfloat16"), [0]),
+            "jnp.sum": lambda: np_mod.sum(x),
+            "grad": lambda: lib.grad(lambda s: np_mod.broadcast_to(s, (3,)).astype("float32").sum())(x[0]),
+        }
+        out = {}
+        cases["jit"]()  # (traced and cached under the default first)
+        with lib.allow_f16_reductions(False):
+            assert lib.config.jax_allow_f16_reductions is False
+            for name, case in cases.items():
+                try:
+                    out[name] = np.asarray(case()).astype(np.float32).tolist()
+                except ValueError as e:
+                    out[name] = str(e)
+        out["after"] = float(cases["jit"]())
+        return out
+
+    ours, theirs = outcomes(funcgrad, fnp), outcomes(jax, jax.numpy)
+    assert ours == theirs
+    assert "jax_allow_f16_reductions=False" in ours["jit"] and ours["jnp.sum"] == 3.0
+    assert config.jax_allow_f16_reductions is True
+
+
 def test_config_contexts_are_per_thread():
     # JAX's enable_x64 / numpy_rank_promotion / numpy_dtype_promotion / default_matmul_precision
     # contexts are thread-local (x64_context_test's thread test, whose values these are): two
