@@ -161,13 +161,13 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """
     a = asarray(a)
     n = concrete_int(n, "diff's n")
+    if n == 0:  # (JAX's order: before the checks of the axis and the rank; prepend/append unused)
+        return a
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis(axis, a.ndim)
-    if n == 0:
-        return a  # (NumPy's and JAX's: prepend and append are not added)
     parts = []
     for extra in (prepend, append):
         if extra is not None:

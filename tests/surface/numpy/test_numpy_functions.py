@@ -1106,3 +1106,19 @@ def test_traced_tolerances_and_replacements_as_jax(name, args, kw):
     ):
         assert got.dtype == want.dtype and got.weak_type == want.weak_type
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_diff_of_order_zero_returns_the_input_before_any_check_as_jax():
+    # (the fuzzer's progq table, seed 23002, 32-bit eager) jnp.diff with n=0 returns its input
+    # before checking the rank and the axis: a 0-d input, or an axis past the rank, is no error
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    for a, kw in ((np.float32(2.0), dict(prepend=0)), (np.ones(3), dict(axis=5)), (np.arange(4), {})):
+        want = jnp.diff(a, n=0, **kw)
+        got = fnp.diff(a, n=0, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    with pytest.raises(ValueError, match="at least one dimensional"):
+        fnp.diff(np.float32(2.0))
