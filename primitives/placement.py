@@ -44,6 +44,36 @@ def optimization_barrier(*args):
 
 
 # ----------------------------------------------------------------------------------------------
+# dce_sink: a value marked used, so that dead-code elimination keeps the work computing it (JAX's
+# ``lax.dce_sink``): no results, a side effect for DCE (``has_side_effects``); its JVP keeps the
+# primal's sink only (as JAX's, whose linear rule has nothing to transpose), batching passes the
+# batched value on. Lowered to nothing, or with ``prevent_mlir_dce`` to JAX's side-effecting
+# custom call ``@dce_sink`` (jaxlib's CPU handler), which keeps the computation in the program.
+dce_sink_p = Primitive("dce_sink", multiple_results=True)
+dce_sink_p.def_traits(
+    has_side_effects=True,
+    taylor_from_jvp="no results: its series is its JVP's (none), the operand's sink kept",
+)
+dce_sink_p.def_impl(lambda x, *, prevent_mlir_dce: [])
+dce_sink_p.def_abstract_eval(lambda x, *, prevent_mlir_dce: [])
+dce_sink_p.def_jvp(lambda primals, tangents, **params: (dce_sink_p.bind(*primals, **params), []))
+dce_sink_p.def_batch(lambda axis_size, vals, dims, **params: (dce_sink_p.bind(*vals, **params), []))
+
+
+def dce_sink(x, *, prevent_mlir_dce: bool = False) -> None:
+    """Mark the array ``x`` used (dead-code elimination keeps what computes it).
+
+    >>> import funcgrad
+    >>> def f(x):
+    ...     dce_sink(x * 2.0)
+    ...     return x
+    >>> [e.primitive.name for e in funcgrad.make_jaxpr(f)(1.0).jaxpr.eqns]
+    ['mul', 'dce_sink']
+    """
+    dce_sink_p.bind(x, prevent_mlir_dce=bool(prevent_mlir_dce))
+
+
+# ----------------------------------------------------------------------------------------------
 # device_put: a value moved to another memory space (NOTE: [offloaded residuals])
 
 

@@ -1,4 +1,4 @@
-"""``jax.lax``'s value utilities: ``empty``, ``dtype``, ``optimization_barrier``,
+"""``jax.lax``'s value utilities: ``empty``, ``dtype``, ``optimization_barrier``, ``dce_sink``,
 ``reduce_precision``, ``shape_as_value`` and the tokens ``create_token``/``after_all``.
 
 Layer: surface. Imports the kernel's tree utilities, the primitive catalog (``primitives.placement``'s
@@ -19,13 +19,14 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from funcgrad.primitives.bitcast import reduce_precision_p
-from funcgrad.primitives.placement import optimization_barrier_p
+from funcgrad.primitives.placement import dce_sink_p, optimization_barrier_p
 from funcgrad.primitives.structure import broadcast_in_dim
 from funcgrad.primitives.tokens import after_all, create_token
 
 __all__ = [
     "after_all",
     "create_token",
+    "dce_sink",
     "dtype",
     "empty",
     "optimization_barrier",
@@ -66,6 +67,25 @@ def dtype(x, *, canonicalize: bool = False) -> np.dtype:
     else:
         out = dtype_and_weak(x)[0]
     return canonicalize_dtype(out) if canonicalize else out
+
+
+def dce_sink(val, *, prevent_mlir_dce: bool = False) -> None:
+    """Mark every array of the pytree ``val`` used, so that dead-code elimination keeps the work
+    computing it (JAX's ``lax.dce_sink``; ``prevent_mlir_dce=True`` also keeps it in the compiled
+    program). Returns None.
+
+    >>> import funcgrad
+    >>> def f(x):
+    ...     dce_sink({"a": x + 1.0})
+    ...     return x
+    >>> print(funcgrad.make_jaxpr(f)(1.0))
+    { lambda ; a:f64[]. let
+        b:f64[] = add a 1.0:f64[]
+        dce_sink[prevent_mlir_dce=False] b
+      in (a,) }
+    """
+    for leaf in tu.tree_leaves(val):
+        dce_sink_p.bind(asarray(leaf), prevent_mlir_dce=bool(prevent_mlir_dce))
 
 
 def optimization_barrier(operand, /):

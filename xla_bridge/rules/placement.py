@@ -10,7 +10,7 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from funcgrad.primitives.placement import device_put_p, optimization_barrier_p
+from funcgrad.primitives.placement import dce_sink_p, device_put_p, optimization_barrier_p
 from funcgrad.xla_bridge.emitter import aval_type, register
 
 
@@ -26,6 +26,18 @@ def barrier(fb, args, avals) -> list:
         return []
     types = ", ".join(aval_type(a) for a in avals)
     return fb.emit_results(f"stablehlo.optimization_barrier {', '.join(args)} : {types}", len(args))
+
+
+@register(dce_sink_p)
+def _dce_sink(ctx, x, *, prevent_mlir_dce):
+    # (as JAX's lowering: nothing, or its side-effecting FFI call, which jaxlib's CPU client handles)
+    if prevent_mlir_dce:
+        rhs = (
+            f'stablehlo.custom_call @dce_sink({x}) {{backend_config = "", has_side_effect = true, '
+            f"mhlo.backend_config = {{}}}} : ({aval_type(ctx.avals_in[0])}) -> ()"
+        )
+        ctx.fb.emit_results(rhs, 0)
+    return []
 
 
 @register(device_put_p)

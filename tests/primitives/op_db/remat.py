@@ -3,13 +3,15 @@ primitives/placement.py).
 
 ``name`` (``checkpoint_name``) is the identity with a ``name`` parameter, ``device_put`` a move
 between memory spaces: every generic check applies as to any linear op. (``optimization_barrier``
-has its entry among the elementwise ops; ``checkpoint`` carries a jaxpr and is tested by
+has its entry among the elementwise ops; ``dce_sink`` has no results: its entries check that it binds
+eagerly, under ``vmap``, derivatives and compiled, with JAX's side-effecting custom call or without;
+``checkpoint`` carries a jaxpr and is tested by
 tests/surface/api/test_checkpoint.py and test_ad_checkpoint.py.)
 """
 
 from __future__ import annotations
 
-from funcgrad.primitives.placement import device_put_p, device_put_to
+from funcgrad.primitives.placement import dce_sink, dce_sink_p, device_put_p, device_put_to
 from funcgrad.primitives.remat import checkpoint_name, name_p
 
 from funcgrad.kernel.ir import MemorySpace
@@ -37,5 +39,18 @@ OPS = [
         shapes=_shapes(),
         dtypes=(*ALL3, C128),
         linear_argnums=((0,),),
+    ),
+    *(
+        OpInfo(
+            f"dce_sink{'_kept' if kept else ''}",
+            dce_sink_p,
+            lambda x, kept=kept: dce_sink(x, prevent_mlir_dce=kept) or [],
+            lambda x: [],
+            _one(),
+            shapes=_shapes(),
+            dtypes=(*ALL3, C128),
+            differentiable=False,  # (no results: its jvp runs, and has no tangents to check)
+        )
+        for kept in (False, True)
     ),
 ]

@@ -364,3 +364,27 @@ def test_mul_out_dtype_matches_jax():
     g = funcgrad.grad(lambda a, b: lax.mul(a, b, out_dtype=np.float64).sum(), (0, 1))(a, b)
     assert [x.dtype for x in g] == [np.float32, np.float16]
     np.testing.assert_array_equal(np.asarray(g[0]), b.astype(np.float32))
+
+
+def test_dce_sink_as_jax():
+    # api_test's test_dce_sink_vmap: lax.dce_sink of a pytree keeps what computes each leaf in the
+    # jaxpr (one equation a leaf, no results), under jit (prevent_mlir_dce: JAX's side-effecting
+    # custom call in the lowered program), grad, jvp and vmap; it returns None
+    def make(lib):
+        def f(x):
+            assert lib.lax.dce_sink(x * 2.0, prevent_mlir_dce=True) is None
+            lib.lax.dce_sink({"a": x + 1.0, "b": (x,)})
+            return x
+
+        return f
+
+    f, jf = make(funcgrad), make(jax)
+    assert str(funcgrad.make_jaxpr(f)(1.0)) == str(jax.make_jaxpr(jf)(1.0))
+    ours, theirs = funcgrad.jit(f).lower(1.0).as_text(), jax.jit(jf).lower(1.0).as_text()
+    assert ours.count("custom_call @dce_sink") == theirs.count("custom_call @dce_sink") == 1
+    assert float(funcgrad.jit(f)(3.0)) == float(jax.jit(jf)(3.0)) == 3.0
+    assert float(funcgrad.grad(f)(1.0)) == float(jax.grad(jf)(1.0)) == 1.0
+    assert funcgrad.jvp(f, (1.0,), (2.0,)) == tuple(map(float, jax.jvp(jf, (1.0,), (2.0,))))
+    xs = np.arange(3.0)
+    np.testing.assert_array_equal(funcgrad.jit(funcgrad.vmap(f))(xs), jax.vmap(jf)(xs))
+    assert lax.dce_sink_p.name == jlax.dce_sink_p.name == "dce_sink"
