@@ -27,6 +27,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.extended import EArray
 from funcgrad.kernel.hooks import hooks
 
 
@@ -91,8 +92,9 @@ def _aval_key(x):
             if a.sharding is None
             else (a.shape, a.dtype, a.weak_type, a.sharding)
         )
-    if is_abstract(x):  # (trace/lower only)
-        a = abstractify(x)  # (keyed as an Array of its type: the two share a trace)
+    if is_abstract(x) or t is EArray:  # (trace/lower; an array of an extended dtype)
+        # (keyed as an Array of its type: the two share a trace; NOTE: [extended dtypes])
+        a = abstractify(x) if t is not EArray else x.aval
         return (
             (a.shape, a.dtype, a.weak_type)
             if a.sharding is None

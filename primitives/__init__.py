@@ -21,6 +21,7 @@ import numpy as np
 from funcgrad import kernel
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Primitive
 
@@ -54,6 +55,9 @@ def families() -> dict[str, ModuleType]:
 
 
 def _zeros(aval):
+    if _ext.is_extended(aval.dtype):  # its rules' zero (NOTE: [extended dtypes])
+        zero = _ext.rules(aval.dtype, "zero")(aval.dtype)
+        return structure.broadcast_in_dim(zero, aval.shape, ())
     if aval.dtype == _dt.float0:
         return np.zeros(aval.shape, _dt.float0)
     # (A weakly typed value's zero is weak too, as JAX's zero cotangent of a Python scalar.)
@@ -71,6 +75,15 @@ def _zeros(aval):
     ur = _FAMILIES["sharding"].ur_params(sharding.spec.unreduced, sharding.spec.reduced)
     spec = _sharding_rules.spec_of(aval)
     return _FAMILIES["sharding"].sharding_constraint_p.bind(out, mesh=mesh, spec=spec, **ur)
+
+
+def _add_any(x, y):
+    """The sum of two tangents or cotangents (``add_any``); of an extended dtype, its rules' ``add``
+    (NOTE: [extended dtypes])."""
+    dtype = elementwise.aval_of(x).dtype
+    if _ext.is_extended(dtype):
+        return _ext.rules(dtype, "add")(dtype, x, y)
+    return elementwise.add_any_p.bind(x, y)
 
 
 def _constraint_mesh(mesh):
@@ -157,7 +170,7 @@ def _batched_aval(aval, axis_size, dim):
 kernel.register(
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
     array_ops=dict(
-        add_any=lambda x, y: elementwise.add_any_p.bind(x, y),
+        add_any=_add_any,
         mul=elementwise.mul,
         zeros=_zeros,
         full_like=_full_like,

@@ -463,7 +463,7 @@ class Dispatcher(_HotCall):
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
         c, commit = self._program(staged, flat, None, committed)
         outs = run(c, flat, committed=commit)
-        if c.float0_outs or c.token_outs:  # NOTE: [float0 results], [tokens]: no fast path
+        if c.float0_outs or c.token_outs or c.extended_outs:  # NOTE: [float0 results], [tokens]: no fast path
             return {-1: _Finished(staged.out_tree.unflatten(outs))}, None
         bufs = [o._buffer for o in outs]
         if staged.single:

@@ -37,6 +37,7 @@ from funcgrad.xla_bridge.dtypes import (
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, abstract_token, backward_dependencies
 
@@ -133,7 +134,7 @@ def widen_sub_byte(rule):
 
 def element_type(dtype) -> str:
     """MLIR element type; funcgrad's float0 (tangents of integers) is lowered as ``i1`` zeros."""
-    dtype = np.dtype(dtype)
+    dtype = xla_dtype(dtype) if _ext.is_extended(dtype) else np.dtype(dtype)
     if dtype == _fdt.float0:
         return "i1"
     return mlir_element_type(dtype)
@@ -165,7 +166,15 @@ def aval_type(aval) -> str:
 
 
 def xla_dtype(dtype) -> np.dtype:
-    """The dtype a buffer of ``dtype`` has on the device (float0 -> bool)."""
+    """The dtype a buffer of ``dtype`` has on the device (float0 -> bool; an extended dtype's
+    representation, NOTE: [extended dtypes])."""
+    if _ext.is_extended(dtype):
+        shape, dtype = _ext.physical_shape_dtype((), dtype)
+        if shape:
+            raise NotImplementedError(
+                f"funcgrad compiles arrays of an extended dtype whose element is one scalar; {dtype} has "
+                f"representation shape {shape}"
+            )
     dtype = np.dtype(dtype)
     return np.dtype(np.bool_) if dtype == _fdt.float0 else dtype
 

@@ -62,8 +62,10 @@ from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 from funcgrad import kernel
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _fdt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import bounded_put, register_cache
+from funcgrad.kernel.extended import EArray
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
@@ -285,6 +287,9 @@ def to_buffer(x, aval, device, name="argument"):
         return rt.device_put(np.asarray(x, xla_dtype(want)), device, weak_type=True)
     if isinstance(x, core.Tracer):
         raise core.UnexpectedTracerError(core._leak_message(x))
+    if type(x) is EArray:  # its representation (NOTE: [extended dtypes])
+        physical = ir.ShapedArray(*_ext.physical_shape_dtype(aval.shape, aval.dtype))
+        return to_buffer(x._data, physical, device, name)
     v = np.asarray(x)
     if not _fdt.x64_enabled:  # NOTE: [x64 mode]: a 64-bit NumPy argument enters as 32 bits
         v = _fdt.canonical_value(v)
@@ -404,6 +409,11 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
         return with_float0(from_buffers(outs, c.out_weak), c.float0_outs, c.out_avals)
     if c.token_outs:
         return with_tokens(from_buffers(outs, c.out_weak), c.token_outs)
+    if c.extended_outs:  # (NOTE: [extended dtypes])
+        outs = from_buffers(outs, c.out_weak)
+        for i in c.extended_outs:
+            outs[i] = EArray(c.out_avals[i], outs[i])
+        return outs
     return from_buffers(outs, c.out_weak)
 
 

@@ -28,6 +28,7 @@ import weakref
 from funcgrad.xla_bridge.executables import forget_executables
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import float0
 from funcgrad.kernel.ir import MemorySpace, ShapedArray, abstract_token
@@ -87,6 +88,7 @@ class Compiled:
         "devices",
         "in_shardings",
         "float0_outs",
+        "extended_outs",
         "token_outs",
         "host_outs",
         "_one_sharding",
@@ -113,6 +115,9 @@ class Compiled:
         # float0 results have no XLA type: NumPy values made where outputs become values (NOTE:
         # [float0 results] in xla_bridge/execute.py).
         self.float0_outs = float0_positions(closed.out_avals)
+        # Results of an extended dtype are EArrays around their representation's buffers (NOTE:
+        # [extended dtypes] in funcgrad/kernel/extended.py); such programs take no C++ fast path.
+        self.extended_outs = tuple(i for i, a in enumerate(closed.out_avals) if _ext.is_extended(a.dtype))
         # Token results are Tokens around their bool[0] buffers (NOTE: [tokens] in kernel/ir.py).
         self.token_outs = tuple(i for i, a in enumerate(closed.out_avals) if a is abstract_token)
         # Results typed in host memory (a device_put to memory.Space.Host): on one device they are

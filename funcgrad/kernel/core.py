@@ -61,6 +61,7 @@ from funcgrad.kernel.errors import (  # noqa: F401 - re-exported
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from funcgrad.kernel.extended import EArray
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import (  # noqa: F401 - re-exported
     AbstractToken,
@@ -438,6 +439,10 @@ class EvalTrace(Trace):
                     weak = False
             elif isinstance(a, Tracer):
                 raise UnexpectedTracerError(_leak_message(a))
+            elif t is EArray and hooks.eager_compiled is not None:
+                # An operand of a library's extended dtype: compiled alone on its representation,
+                # as JAX's apply_primitive (NOTE: [extended dtypes])
+                return hooks.eager_compiled(primitive, args, params)
             else:
                 vals.append(a)
                 weak = False

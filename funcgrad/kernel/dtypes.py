@@ -43,6 +43,7 @@ import types
 
 import numpy as np
 
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.environment import bool_env
 from funcgrad.kernel.hooks import hooks
@@ -337,6 +338,8 @@ _SHORT = {
 
 def short_name(dtype) -> str:
     """The jaxpr spelling of a dtype: ``short_name(np.float32) == 'f32'``."""
+    if _ext.is_extended(dtype):
+        return str(dtype)
     dtype = np.dtype(dtype)
     if dtype == float0:
         return "float0"
@@ -346,6 +349,8 @@ def short_name(dtype) -> str:
 def long_name(dtype) -> str:
     """A dtype's whole name, as JAX's messages print a type: ``long_name(np.float32) == 'float32'``
     (float0 is ``float0``, as JAX's ``str_short``)."""
+    if _ext.is_extended(dtype):
+        return str(dtype)
     dtype = np.dtype(dtype)
     return "float0" if dtype == float0 else dtype.name
 
@@ -444,6 +449,8 @@ def is_inexact(dtype) -> bool:
     known = _inexact.get(dtype) if isinstance(dtype, np.dtype) else None
     if known is not None:
         return known  # (asked for every traced value: a dict lookup)
+    if _ext.is_extended(dtype):  # (when its rules give it a tangent dtype: NOTE: [extended dtypes])
+        return tangent_dtype(dtype) != float0
     out = kind(dtype) in "fc"
     if isinstance(dtype, np.dtype):
         _inexact[dtype] = out
@@ -477,7 +484,11 @@ def complex_dtype(dtype) -> np.dtype:
 
 
 def tangent_dtype(dtype):
-    """The dtype of a tangent or cotangent for a primal of ``dtype`` (float0 for ints and bools)."""
+    """The dtype of a tangent or cotangent for a primal of ``dtype`` (float0 for ints and bools;
+    an extended dtype's rules say: NOTE: [extended dtypes])."""
+    if _ext.is_extended(dtype):
+        out = _ext.tangent_dtype(dtype)
+        return float0 if out is None else out
     return np.dtype(dtype) if is_inexact(dtype) else float0
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.extended import EArray
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.values import Token, get_aval
 
@@ -59,7 +60,7 @@ def _x32_one(out, wide):
 
 
 # (a token has no dtype to narrow, NOTE: [tokens]; a typed scalar keeps the dtype it carries)
-_KEPT = (Array, Token, *_dt.typed_scalar_types)
+_KEPT = (Array, Token, *_dt.typed_scalar_types, EArray)  # (an extended dtype's array: its own type)
 
 
 # NOTE: [one eager step]

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel import pretty
 
 # ----------------------------------------------------------------------------------------------
@@ -169,7 +170,7 @@ class ShapedArray(_LowLevelType):
                 # An extended dtype (a typed key's key<fry>) has an aval class of its own, with
                 # these slots: ShapedArray(shape, key_dtype) is one of those, as in JAX.
                 self.__class__ = aval_type
-            else:
+            elif not _ext.is_extended(dtype):  # (a library's extended dtype stays: NOTE: [extended dtypes])
                 dtype = np.dtype(dtype)
         self.dtype = dtype
         self.weak_type = weak_type

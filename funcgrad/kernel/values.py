@@ -25,6 +25,7 @@ from funcgrad.kernel.errors import (
     TracerBoolConversionError,
     TracerIntegerConversionError,
 )
+from funcgrad.kernel.extended import EArray
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import _DEVICE, ShapedArray, abstract_token, memory_space_of_kind
 
@@ -350,6 +351,8 @@ def wrap_result(x, weak_type: bool = False) -> Any:
     """Wrap an eager NumPy result as a public ``Array`` (primitive impls return NumPy)."""
     if type(x) is Array or type(x) is Token or isinstance(x, Tracer) or type(x) in _dt.typed_scalar_types:
         return x  # (a typed scalar is a value a primitive forwarded, as JAX returns it)
+    if type(x) is EArray:  # (an extended dtype's array is its own: NOTE: [extended dtypes])
+        return x
     return Array._from_owned(np.asarray(x), weak_type)
 
 
@@ -358,4 +361,4 @@ _WEAK_SCALARS = _PYTHON_SCALARS - {bool}
 
 
 # (After ``Tracer``'s definition: what ``is_array_like`` accepts.)
-_ARRAY_LIKE_TYPES = (Tracer, Array, np.ndarray, np.generic, *python_scalar_types)
+_ARRAY_LIKE_TYPES = (Tracer, Array, np.ndarray, np.generic, *python_scalar_types, EArray)

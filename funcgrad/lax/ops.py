@@ -21,6 +21,7 @@ import numpy as np
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
@@ -448,6 +449,10 @@ def convert_element_type(operand, new_dtype):
     [1, -1]
     """
     source = getattr(operand, "dtype", None)
+    if _ext.is_extended(new_dtype) or _ext.is_extended(source):  # a library's extended dtype
+        if source == new_dtype:
+            return operand
+        return ew.convert_element_type(operand if _ext.is_extended(source) else asarray(operand), new_dtype)
     if isinstance(operand, ExtendedArray) or _is_extended(new_dtype):  # typed PRNG keys (JAX's words)
         if source == new_dtype:
             return operand

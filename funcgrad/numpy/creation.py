@@ -29,6 +29,7 @@ from funcgrad._placement import (  # JAX 0.10's explicit sharding
 )
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import bounded_put, register_cache
@@ -126,9 +127,12 @@ def _filled(shape, value, dtype, weak: bool = False):
 
 
 def _keys_filled(shape, value, dtype):
-    """Typed PRNG keys of the key dtype ``dtype`` (an extended dtype) and ``shape``: ``value`` keys
+    """An array of the extended dtype ``dtype`` and ``shape``: for a library's, its rules' ``full``;
+    typed PRNG keys of the key dtype ``dtype``: ``value`` keys
     broadcast, or keys whose data words all hold the number ``value`` (JAX's ``zeros``/``ones``/
     ``full`` of a key dtype: ``full((2,), 100, dtype=key.dtype)`` is keys of data ``[100, 100]``)."""
+    if _ext.is_extended(dtype):  # a library's extended dtype: its rules' full (NOTE: [extended dtypes])
+        return _ext.rules(dtype, "full")(shape, value, dtype)
     if isinstance(value, ExtendedArray):
         if value.dtype != dtype:
             raise TypeError(f"full: a fill value of dtype {value.dtype} for keys of dtype {dtype}")

@@ -15,6 +15,7 @@ from funcgrad.primitives._rules import aval_of
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, instantiate, linear_taylor
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Primitive
@@ -25,6 +26,8 @@ from funcgrad.kernel.ir import ShapedArray
 
 
 def _convert_impl(x, *, new_dtype, weak_type=False):
+    if _ext.is_extended(new_dtype) or isinstance(x, _ext.EArray):
+        return _edtype_impl(x, new_dtype)
     x = np.asarray(x)
     if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
         x = x.real  # complex -> real keeps the real part (as XLA does), without a ComplexWarning
@@ -47,7 +50,59 @@ def _float_to_int(x, dtype):
 
 
 def _convert_abstract_eval(x, *, new_dtype, weak_type=False):
+    if _ext.is_extended(new_dtype) or _ext.is_extended(x.dtype):
+        return _edtype_abstract_eval(x, new_dtype)
     return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+# Conversions to and from a library's extended dtype (NOTE: [extended dtypes]): JAX's to_edtype and
+# from_edtype, here the same primitive's (as JAX's before them); the representation is unchanged.
+
+
+def _edtype_abstract_eval(x, new_dtype):
+    old = x.dtype
+    if _ext.is_extended(old) and _ext.is_extended(new_dtype):
+        raise ValueError(
+            f"cannot directly convert between extended dtypes: from {old} to {new_dtype}. Instead, "
+            "convert to and from their representation dtypes"
+        )
+    edtype, other = (new_dtype, old) if _ext.is_extended(new_dtype) else (old, new_dtype)
+    to = _ext.is_extended(new_dtype)
+    rule = getattr(edtype._rules, "convert_to" if to else "convert_from", None)
+    allowed = (
+        (rule(other, edtype) if to else rule(edtype, other))
+        if rule
+        else getattr(edtype._rules, "allow_conversion", False)
+    )
+    if not allowed:
+        raise ValueError(
+            f"Cannot convert_element_type from {_dt.long_name(old)} to {_dt.long_name(new_dtype)}"
+        )
+    rep = _ext.physical_element_aval(edtype)
+    if np.dtype(rep.dtype) != np.dtype(other):
+        direction = "to extended dtype from" if to else "from extended dtype to"
+        raise ValueError(
+            f"can only convert {direction} its representation dtype, but tried to convert from "
+            f"{_dt.long_name(old)} to {_dt.long_name(new_dtype)} which doesn't match the representation "
+            f"type {_dt.long_name(rep.dtype)}."
+        )
+    if not to:
+        return ShapedArray((*x.shape, *rep.shape), np.dtype(other))
+    n = len(x.shape) - len(rep.shape)
+    if n < 0 or tuple(x.shape[n:]) != tuple(rep.shape):
+        raise ValueError(
+            f"can only convert to extended dtype from an array of its representation type, but the extended "
+            f"dtype {edtype} has a representation shape {rep.shape} while the given representation array has "
+            f"shape {x.shape}"
+        )
+    return ShapedArray(x.shape[:n], edtype)
+
+
+def _edtype_impl(x, new_dtype):
+    aval = _edtype_abstract_eval(core.get_aval(x), new_dtype)
+    if _ext.is_extended(new_dtype):
+        return _ext.EArray(aval, x)
+    return x._data
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
@@ -55,14 +110,21 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
     if type(t) is Zero or not _dt.is_inexact(new_dtype) or not _dt.is_inexact(aval_of(x).dtype):
         return out, Zero.from_primal_value(out)
-    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+    # (an extended dtype's tangent is of its tangent dtype, JAX's to_edtype/from_edtype JVPs)
+    new_tangent = _dt.tangent_dtype(new_dtype)
+    if new_tangent == aval_of(t).dtype:
+        return out, t
+    return out, convert_element_type_p.bind(t, new_dtype=new_tangent, weak_type=weak_type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
     old = x.aval
     if type(ct) is Zero:
-        return [Zero(old)]
-    return [convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)]
+        return [Zero(old.to_tangent_aval())]
+    dtype = _dt.tangent_dtype(old.dtype)
+    if dtype == aval_of(ct).dtype:
+        return [ct]
+    return [convert_element_type_p.bind(ct, new_dtype=dtype, weak_type=old.weak_type)]
 
 
 convert_element_type_p = Primitive("convert_element_type")
@@ -84,6 +146,11 @@ convert_element_type_p.def_taylor(linear_taylor(convert_element_type_p))  # (lin
 def convert_element_type(x, dtype, weak_type: bool = False):
     """Convert ``x`` to ``dtype`` (a no-op, not an equation, when nothing changes); in x32 mode a
     64-bit ``dtype`` is its 32-bit counterpart (NOTE: [x64 mode])."""
+    if _ext.is_extended(dtype) or _ext.is_extended(aval_of(x).dtype):
+        if aval_of(x).dtype == dtype:
+            return x
+        dtype = dtype if _ext.is_extended(dtype) else np.dtype(dtype)
+        return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
     dtype = np.dtype(dtype)
     if not _dt.x64_enabled:
         dtype = _dt.canonical(dtype)

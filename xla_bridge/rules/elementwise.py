@@ -23,6 +23,7 @@ from funcgrad.xla_bridge.rules._complex_order import complex_pick
 from funcgrad.xla_bridge.rules._lapack import lower_fun
 
 from funcgrad.kernel import dtypes as _fdt
+from funcgrad.kernel import extended as _ext
 
 # ----------------------------------------------------------------------------------------------
 # Unary ops with a direct StableHLO or CHLO counterpart
@@ -391,6 +392,8 @@ def _clamp(ctx, lo, x, hi):
 @register(ew.convert_element_type_p)
 def _convert_element_type(ctx, x, *, new_dtype, weak_type=False):
     aval = ctx.avals_in[0]
+    if _ext.is_extended(new_dtype) or _ext.is_extended(aval.dtype):
+        return x  # (the representation as it is: NOTE: [extended dtypes])
     if np.dtype(aval.dtype).kind == "c" and np.dtype(new_dtype) == np.bool_:
         # complex -> bool is the real part's != 0, as JAX's (which drops the imaginary part of a
         # complex -> real conversion first) and the eager impl: 1j gives False

@@ -1,8 +1,7 @@
 """``jax._src.dtypes`` under the alias: funcgrad's ``dtypes`` module (``TypePromotionError``,
 ``finfo``, ``issubdtype``, ...), the same objects, and the few internal names libraries subclass
-or call at import (flax's fp8 helpers): ``DType``, ``ExtendedDType`` (the base class of an extended
-dtype's description; funcgrad's typed keys are the only extended dtypes and do not use it) and
-``supports_inf``.
+or call at import (flax's fp8 helpers): ``DType``, ``ExtendedDType`` (the base class of a library's
+extended dtype, ``funcgrad.kernel.extended``'s: NOTE: [extended dtypes]) and ``supports_inf``.
 
 >>> supports_inf("float32"), supports_inf("int32")
 (True, False)
@@ -12,14 +11,11 @@ import numpy as np
 
 from funcgrad.dtypes import *  # noqa: F403
 from funcgrad.dtypes import __all__ as _public
+from funcgrad.kernel.extended import ExtendedDType  # (a library's extended dtype's base: flax's fp8_meta32)
 
 __all__ = [*_public, "DType", "ExtendedDType", "supports_inf"]
 
 DType = np.dtype  # (JAX's type alias for a dtype)
-
-
-class ExtendedDType:
-    """Base class of an extended dtype's description (``type``, ``name``, rules)."""
 
 
 def supports_inf(dtype) -> bool:

@@ -1,1 +1,1 @@
-"""``jax._src.interpreters`` under the alias (``ad`` and ``mlir``)."""
+"""``jax._src.interpreters`` under the alias (``ad``, ``mlir`` and ``pxla``)."""
