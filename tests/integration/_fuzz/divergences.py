@@ -34,7 +34,7 @@ def _ops(outcome) -> set:
     # table's drawn expressions, the named forms such as np.searchsorted_sorted), so the
     # function-specific entries below see them.
     for name, expr in outcome.case.steps:
-        names |= {f"np.{f}" for f in re.findall(r"\bnp\.(\w+)\(", expr)}
+        names |= {f"np.{f}" for f in re.findall(r"\bnp\.([\w.]+)\(", expr)}  # (np.linalg.norm too)
         names |= {f"special.{f}" for f in re.findall(r"\bspecial\.(\w+)\(", expr)}
         if "**" in expr:  # (the operator: np.power's rules, for an exponent that is not a literal int)
             names |= {"np.power"}
@@ -147,7 +147,7 @@ def _has_input(outcome, test) -> bool:
     # (a random program's intermediate values are not its inputs: clip, where, cumsum, ... make
     # zeros of any input, so there an input is not asked for)
     if any(
-        op.name.startswith(("prog.", "progw.", "progx.", "progy.", "progz.", "shard."))
+        op.name.startswith(("prog.", "progw.", "progx.", "progy.", "progz.", "progq.", "shard."))
         for op in outcome.case.ops
     ):
         return True
@@ -156,7 +156,8 @@ def _has_input(outcome, test) -> bool:
 
 # (the 2-norms of ops_extra's ord= forms too: ord 2 / None is the case at zero)
 _NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm", "np.vector_norm_ord",
-          "np.linalg.norm_vec", "np.linalg.norm_mat"}  # fmt: skip
+          "np.linalg.norm_vec", "np.linalg.norm_mat", "np.linalg.vector_norm",
+          "np.linalg.matrix_norm"}  # fmt: skip
 _STDS = {"np.std", "np.std_ddof", "np.nanstd"}
 _POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow"}
 
