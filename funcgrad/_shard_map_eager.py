@@ -314,9 +314,10 @@ class ManualAval(ShapedArray):
 
     def with_sharding(self, sharding) -> ManualAval:
         """The same block type with ``sharding`` (``typeof``'s default where the type has none)."""
-        return ManualAval(
-            self.shape, self.dtype, self.weak_type, self.manual_axis_type.varying, self._order, sharding
-        )
+        vma = self.manual_axis_type.varying
+        out = ManualAval(self.shape, self.dtype, self.weak_type, vma, self._order, sharding)
+        out.manual_axis_type = self.manual_axis_type  # (its unreduced/reduced axes too)
+        return out
 
     def __str__(self) -> str:
         names = self._order

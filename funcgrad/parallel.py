@@ -65,6 +65,8 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
+from funcgrad.primitives import _unreduced_rules as ur
+from funcgrad.primitives import collectives as co
 from funcgrad.primitives import sharding as shp
 from funcgrad.tree_util import _prefix_errors
 
@@ -446,8 +448,15 @@ def shard_map(
                 seed = (
                     frozenset(_sharding_types.drop_size_one_axes((n for dim in spec for n in dim), m)) | outer
                 )
-                if seed and type(block) is core.ShapedArray:
-                    block = block.with_manual_axis_type(ir.ManualAxisType(varying=seed))
+                # (and, in a fully manual body, the axes its type is unreduced/reduced over: JAX's
+                # _shard_shaped_array)
+                full = frozenset(manual) == frozenset(m.axis_names)
+                ur_in = {
+                    k: frozenset(getattr(s, k) or ()) & frozenset(manual) if full else frozenset()
+                    for k in _UR
+                }
+                if (seed or any(ur_in.values())) and type(block) is core.ShapedArray:
+                    block = block.with_manual_axis_type(ir.ManualAxisType(varying=seed, **ur_in))
             blocks.append(block)
 
         def rebuild(dyn_leaves):
@@ -687,8 +696,20 @@ def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs
     drop = _sharding_types.drop_size_one_axes  # (jax_remove_size_one_mesh_axis_from_type)
     ins = [frozenset(drop((n for dim in s for n in dim), mesh)) for s in in_specs]
     outs = _varying(closed.jaxpr, ins)
-    for i, (vary, spec) in enumerate(zip(outs, out_specs)):
+    for i, (vary, spec, aval) in enumerate(zip(outs, out_specs, closed.jaxpr.out_avals)):
         unreduced = shp.spec_unreduced(spec)
+        reduced = getattr(spec, "reduced", frozenset())
+        have_u, have_r = aval.mat.unreduced, aval.mat.reduced
+        for kind, want, have in (("unreduced", unreduced, have_u), ("reduced", reduced, have_r)):
+            # (JAX's _unshard_shaped_array; a reduced value a spec leaves so is taken as cast to
+            # varying, as pcast(to='varying') would type it: pcast is not staged here)
+            if have - want if kind == "unreduced" else want and want != have:
+                raise ValueError(
+                    f"out_specs passed to shard_map should be equal to the {kind} present on the out_aval. "
+                    f"Got out_specs={out_leaf_specs[i]} and out_aval={shaped_leaf(shaped, i)}"
+                    f"{{{kind[0].upper()}:{','.join(sorted(map(str, have)))}}}"
+                )
+        unreduced = unreduced - have_u
         if unreduced:
             # JAX's implicit vary_unreduced_cast (its abstract eval's ValueErrors, in its words):
             # a value varying along the axes becomes their partial sums
@@ -703,7 +724,7 @@ def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs
                     "mentioned in `axes` passed to `vary_unreduced_cast` must be present in "
                     f"`jax.typeof(x).mat.varying`. Got axes={axes} and jax.typeof(x).mat.varying={set(vary)}"
                 )
-            outs[i] = frozenset(vary) - unreduced
+        outs[i] = frozenset(vary) - unreduced - have_u - reduced
     check_out_vma(outs, out_specs, out_leaf_specs, where, _paths(shaped, ""), mesh, manual)
 
 
@@ -713,16 +734,17 @@ def shaped_leaf(shaped, i) -> str:
 
 def _unreduced_out_specs(norm_out, leaves, manual, check, where) -> tuple:
     """Staged out specs naming unreduced axes (JAX 0.10, in a checked body: the value, varying
-    along them, is cast to their partial sums) as ``URSpec``s the shard_map primitive's rules read
-    (NOTE: [unreduced values]); reduced ones are not implemented here."""
+    along them, is cast to their partial sums) or reduced ones (the value's type says so) as
+    ``URSpec``s the shard_map primitive's rules read (NOTE: [unreduced values])."""
     out = []
     for norm, spec in zip(norm_out, leaves):
         unreduced = frozenset(spec.unreduced or ()) & frozenset(manual)
-        if spec.reduced:
-            raise NotImplementedError(f"{where}: out_specs {spec} with reduced axes is not implemented")
-        if unreduced and not check:
-            raise NotImplementedError(f"{where}: out_specs {spec} with unreduced axes needs check_vma=True")
-        out.append(shp.URSpec(norm, unreduced) if unreduced else norm)
+        reduced = frozenset(spec.reduced or ()) & frozenset(manual)
+        if (unreduced or reduced) and not check:
+            raise NotImplementedError(
+                f"{where}: out_specs {spec} with unreduced/reduced axes needs check_vma=True"
+            )
+        out.append(shp.URSpec(norm, unreduced, reduced) if unreduced or reduced else norm)
     return tuple(out)
 
 
@@ -790,6 +812,9 @@ class _inside_body:
 # ``hooks.apply_vma`` -- in the jaxprs a ``jit``, ``cond`` or ``scan`` inside traces too, whose
 # inputs are typed as their arguments. The axes are not part of type equality (a carry's type
 # check, caches): JAX's "pvary" refusals are not made from them.
+_UR = ("unreduced", "reduced")
+
+
 class _VmaTyping:
     count = 0  # checked bodies being staged, in all threads (the hook is set while any is)
 
@@ -805,13 +830,47 @@ def _apply_vma(primitive, avals, out, params):
     many = primitive.multiple_results
     outs = list(out) if many else [out]
     varying = eqn_varying(primitive, params, vin, len(outs))
+    urs = _manual_ur(primitive, avals, outs, params)
     typed = []
-    for a, v in zip(outs, varying):
+    for a, v, (u, r) in zip(outs, varying, urs):
         v = frozenset(v) & manual
-        if type(a) is core.ShapedArray and (v or not a.mat.empty) and a.mat.varying != v:
-            a = a.with_manual_axis_type(a.mat.update(varying=v))
+        if type(a) is core.ShapedArray and (v or u or r or not a.mat.empty):
+            mat = ir.ManualAxisType(varying=v - u - r, unreduced=u, reduced=r)
+            if a.mat != mat:
+                a = a.with_manual_axis_type(mat)
         typed.append(a)
     return typed if many else typed[0]
+
+
+def _manual_ur(primitive, avals, outs, params) -> list:
+    """The unreduced and reduced manual axes of an equation's results in a fully manual checked
+    body (JAX's manual_rule: its ur rules read the values' manual axis types, NOTE: [unreduced
+    values]); none in a partially manual one (as JAX's)."""
+    none = [(frozenset(), frozenset())] * len(outs)
+    stack = getattr(_staged_frames, "stack", ())
+    mesh = stack[-1][2] if stack else None
+    if mesh is None or frozenset(_bodies.manual) != frozenset(mesh.axis_names):
+        return none
+    if not any(not a.mat.empty for a in avals) and primitive is not co.all_gather_reduced_p:
+        return none
+    if primitive.traits.jaxpr_params:  # (a call or control flow: its body typed its results)
+        return [(o.mat.unreduced, o.mat.reduced) for o in outs]
+    if primitive in _COLLECTIVE_UR:
+        return [_COLLECTIVE_UR[primitive](avals[0], frozenset(params["axis_name"]))] * len(outs)
+    u = ur.out_unreduced(primitive, avals, outs, params)
+    # (JAX's auto_insert_reshard: an operand reduced along axes another varies along is cast to
+    # varying first, so the result is not reduced there)
+    varying = frozenset().union(*(a.mat.varying for a in avals))
+    return [(uo, ro - varying) for uo, ro in zip(u, ur.out_reduced(primitive, avals, outs, u, params))]
+
+
+# (JAX's collectives' ur rules, on one operand: a sum over unreduced axes reduces them; an
+# all_gather(to='reduced') makes a complete copy, reduced along its axes)
+_COLLECTIVE_UR = {
+    co.psum_p: lambda a, axes: (a.mat.unreduced - axes, a.mat.reduced),
+    co.psum_scatter_p: lambda a, axes: (a.mat.unreduced - axes, a.mat.reduced),
+    co.all_gather_reduced_p: lambda a, axes: (a.mat.unreduced, a.mat.reduced | axes),
+}
 
 
 _staged_frames = threading.local()  # .stack: the checked shard_map bodies being staged, innermost last
@@ -826,10 +885,15 @@ def staged_manual_aval(x, aval):
         return None
     x = _unwrap(x)
     typed = x.aval.mat.varying if isinstance(x, StagingTracer) else frozenset()
-    if typed:  # (NOTE: [varying axes in staged types]: also a value of a jit inside the body)
+    mat = x.aval.mat if isinstance(x, StagingTracer) else None
+    if typed or (mat is not None and (mat.unreduced or mat.reduced)):
+        # (NOTE: [varying axes in staged types]: also a value of a jit inside the body; the
+        # unreduced/reduced axes of a fully manual body's value with them)
         names = [str(n) for n in stack[-1][2].axis_names]
         vma = {str(n) for n in typed}
-        return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+        out = _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+        out.manual_axis_type = ir.ManualAxisType(varying=vma, unreduced=mat.unreduced, reduced=mat.reduced)
+        return out
     for trace, seeds, mesh, _manual in reversed(stack):
         if isinstance(x, StagingTracer) and x._trace is trace:
             builder = trace.builder

@@ -36,13 +36,16 @@ __all__ = ["contraction_unreduced", "install", "out_reduced", "out_unreduced", "
 def unreduced_of(aval) -> frozenset:
     """The mesh axes ``aval``'s type is unreduced over (empty for most values)."""
     s = getattr(aval, "sharding", None)
-    return frozenset(getattr(getattr(s, "spec", None), "unreduced", None) or ())
+    # (in a fully manual shard_map body, its manual axis type's: JAX's getu)
+    mat = getattr(getattr(aval, "mat", None), "unreduced", frozenset())
+    return frozenset(getattr(getattr(s, "spec", None), "unreduced", None) or ()) | mat
 
 
 def reduced_of(aval) -> frozenset:
     """The mesh axes ``aval``'s type is reduced over (``P(..., reduced=...)``)."""
     s = getattr(aval, "sharding", None)
-    return frozenset(getattr(getattr(s, "spec", None), "reduced", None) or ())
+    mat = getattr(getattr(aval, "mat", None), "reduced", frozenset())  # (JAX's getr)
+    return frozenset(getattr(getattr(s, "spec", None), "reduced", None) or ()) | mat
 
 
 def _keeps_unreduced(avals_in, avals_out, **params):
@@ -154,6 +157,7 @@ def contraction_unreduced(axes):
 
 
 _unreduced_rules: dict = {}  # primitive -> rule (NOTE: [unreduced values]); filled by install()
+reduced_rules: dict = {}  # primitive -> rule of its results' reduced axes (shard_map's out_specs)
 _drops_reduced: set = set()  # primitives whose results are never reduced (a contraction)
 _reduced_from_params: set = set()  # primitives whose ``reduced`` param says (a reshard)
 _nary: set = set()  # the elementwise primitives: JAX's default_nary_reduced_rule checks their operands
@@ -193,6 +197,8 @@ def out_reduced(primitive, avals_in, avals_out, unreduced, params=None) -> list:
     ``reduced`` param, a call's body)."""
     if primitive in _reduced_from_params:
         return [frozenset((params or {}).get("reduced", ()))] * len(unreduced)
+    if primitive in reduced_rules:
+        return reduced_rules[primitive](avals_in, avals_out, **(params or {}))
     if _typed_by_body(primitive):
         return [reduced_of(a) for a in avals_out]
     given = {r for a in avals_in if (r := reduced_of(a))}

@@ -47,6 +47,7 @@ __all__ = [
     "groups_param",
     "all_gather",
     "all_gather_invariant_p",
+    "all_gather_reduced_p",
     "all_gather_p",
     "all_to_all",
     "all_to_all_p",
@@ -298,6 +299,12 @@ def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
 # output's cotangent is shared among its copies, and the psum_scatter of the shares is JAX's
 # slice of the cotangent at the device's index.
 all_gather_invariant_p = _gather_primitive("all_gather_invariant")
+# JAX's all_gather_reduced (``all_gather(..., to='reduced')``): the same gathered values, typed
+# reduced along the gathered axes in a fully manual checked body (funcgrad.parallel's typing): a
+# complete copy whose cotangent is a partial sum there, so its transpose's psum_scatter sums the
+# devices' partial cotangents (the body's reduced output is not rescaled: NOTE: [transposes of
+# collectives]).
+all_gather_reduced_p = _gather_primitive("all_gather_reduced")
 
 
 def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled, axis_index_groups=None):

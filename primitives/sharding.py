@@ -258,6 +258,9 @@ shard_map_p.def_sharding_rule(_typed_results, from_params=True)
 _ur._unreduced_rules[shard_map_p] = lambda avals_in, avals_out, *, out_specs, **params: [
     spec_unreduced(s) for s in out_specs
 ]
+_ur.reduced_rules[shard_map_p] = lambda avals_in, avals_out, *, out_specs, **params: [
+    getattr(s, "reduced", frozenset()) for s in out_specs
+]
 
 _programs: dict = register_cache("primitives.shard_map_programs", {})  # NOTE: [caches have an owner]
 
@@ -387,36 +390,30 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     if all(ct_zero):
         return [Zero(a.aval) if lin else None for a, lin in zip(args, linear)]
     spmd = tuple(n for n in _spmd_axes.get() if n in manual_axes)
-    # An input typed unreduced over manual axes (its blocks partial sums): its cotangent, the same
-    # on each device along them, is not summed over them; it is typed reduced there (JAX's
-    # to_ct_aval; NOTE: [unreduced values]). (A reduced input's is still summed, typed replicated:
-    # JAX's unreduced cotangent would need the body's results typed unreduced.)
+    # An input typed unreduced or reduced over manual axes: its cotangent is not summed over them;
+    # it is typed reduced or unreduced there (JAX's to_ct_aval; NOTE: [unreduced values]): the
+    # transposed shard_map's out spec says so (URSpec), so a reduced input's cotangent is each
+    # device's partial sum, declared unreduced, and an unreduced input's the same on each device.
     manual = manual_of(mesh, manual_axes)
-    urs = [(_ur_of(a.aval, manual)[0] if lin else frozenset()) for a, lin in zip(args, linear)]
-    kept = tuple(tuple(sorted(u, key=str)) for u in urs)
+    urs = [_ur_of(a.aval, manual) if lin else (frozenset(), frozenset()) for a, lin in zip(args, linear)]
+    kept = tuple(tuple(sorted(u | r, key=str)) for u, r in urs)
     body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd, kept)
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
     specs = (
         *(s for s, lin in zip(in_specs, linear) if not lin),
         *(s.swapped() if type(s) is URSpec else s for s, z in zip(out_specs, ct_zero) if not z),
     )
+    ct_specs = tuple(
+        URSpec(s, unreduced=r, reduced=u) if u or r else s
+        for s, lin, (u, r) in zip(in_specs, linear, urs)
+        if lin
+    )
     outs = iter(
         shard_map_p.bind(
-            *call_args,
-            jaxpr=body,
-            mesh=mesh,
-            in_specs=specs,
-            out_specs=tuple(s for s, lin in zip(in_specs, linear) if lin),
-            manual_axes=manual_axes,
+            *call_args, jaxpr=body, mesh=mesh, in_specs=specs, out_specs=ct_specs, manual_axes=manual_axes
         )
     )
-    cts_out = []
-    for a, lin, u in zip(args, linear, urs):
-        ct = next(outs) if lin else None
-        if u:
-            ct = sharding_constraint_p.bind(ct, mesh=mesh, spec=spec_of(a.aval), **ur_params(reduced=u))
-        cts_out.append(ct)
-    return cts_out
+    return [next(outs) if lin else None for lin in linear]
 
 
 shard_map_p.def_transpose(_transpose)

@@ -174,7 +174,8 @@ def all_gather(
     """Every instance's ``x``, stacked along a new ``axis`` (concatenated along ``axis`` when
     ``tiled``), in instance order. Its transpose is ``psum_scatter``. ``to="invarying"`` (JAX's
     ``all_gather_invariant``) types the result invariant along ``axis_name`` in a checked
-    ``shard_map`` body (``out_specs=P()`` takes it); ``to="reduced"`` is refused.
+    ``shard_map`` body (``out_specs=P()`` takes it); ``to="reduced"`` (JAX's ``all_gather_reduced``)
+    types it reduced there (``out_specs=P(reduced={...})`` takes it; its cotangent is unreduced).
 
     >>> import funcgrad, numpy as np
     >>> funcgrad.vmap(lambda x: all_gather(x, "i"), axis_name="i")(np.array([1.0, 2.0])).tolist()
@@ -187,11 +188,9 @@ def all_gather(
         )
     if to != "varying" and axis_index_groups is not None:
         raise NotImplementedError  # (as JAX's)
-    if to == "reduced":
-        raise NotImplementedError("all_gather(to='reduced') (JAX's all_gather_reduced) is not implemented")
     names = _names(axis_name, "all_gather")
     g = _groups(axis_index_groups, "all_gather")
-    p = co.all_gather_p if to == "varying" else co.all_gather_invariant_p
+    p = {"varying": co.all_gather_p, "invarying": co.all_gather_invariant_p}.get(to, co.all_gather_reduced_p)
 
     def gather(v):
         a = _axis(axis, np.ndim(v), "all_gather", extra=0 if tiled else 1)

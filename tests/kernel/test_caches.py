@@ -107,6 +107,7 @@ NOT_CACHES = {
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
     ("funcgrad._placement", "switched_ops"): "auto_axes, which funcgrad.sharding registers (a registry)",
     ("funcgrad.primitives._unreduced_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
+    ("funcgrad.primitives._unreduced_rules", "reduced_rules"): "shard_map's reduced-axes rule (a registry)",
     (
         "funcgrad.primitives._unreduced_rules",
         "_drops_reduced",

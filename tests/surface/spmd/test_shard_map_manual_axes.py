@@ -123,6 +123,26 @@ with jax.set_mesh(m22):
     b2 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2), P(None, None))
     bad = jax.jit(jax.shard_map(ein, out_specs=uy))
     cases["unreduced output not varying"] = error(lambda: bad(b1, b2))
+# reduced values in a fully manual body: all_gather(to='reduced') types its result reduced (a
+# complete copy whose cotangent is a partial sum), out_specs=P(reduced=...) takes it, and the
+# gradient goes back through psum_scatter (JAX's test_all_gather_reduced_fwd_unreduced_psum_scatter_bwd);
+# a reduced argument's cotangent is unreduced, each device's partial sum
+with jax.set_mesh(ex1):
+    kinds = []
+
+    def gather_body(a):
+        out = jax.lax.all_gather(a, "x", tiled=True, to="reduced")
+        kinds.append([sorted(jax.typeof(out).mat.reduced), sorted(jax.typeof(out).mat.varying)])
+        return out
+
+    ag = jax.shard_map(gather_body, in_specs=P("x", None), out_specs=P(None, None, reduced={"x"}))
+    x1 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2), P("x", None))
+    y1 = jax.device_put(np.arange(12.0, dtype=np.float32).reshape(2, 6), P("x", None))
+    loss = jax.jit(lambda x, y: jnp.einsum("td,df->tf", x, ag(y)).sum())
+    cases["all_gather reduced"] = [desc(loss(x1, y1)), shards(jax.jit(ag)(y1))] + [
+        desc(g) for g in jax.jit(jax.grad(loss, argnums=(0, 1)))(x1, y1)] + [kinds[0]]
+    cases["reduced argument cotangent"] = [shards(jax.grad(lambda x: (g(x) * w16).sum())(r8)) for g in (
+        vary, jax.jit(vary))]
 # jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
 # varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
 # only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
@@ -180,6 +200,8 @@ def results():
         "unreduced output",
         "unreduced output gradient",
         "unreduced output not varying",
+        "all_gather reduced",
+        "reduced argument cotangent",
         "pcast over size-one axes",
     ],
 )
