@@ -442,7 +442,10 @@ def recast(tree, mesh, shardings, where: str):
         ndim = v.ndim
         ur = {}
         if s is not None:
-            spec = s.spec._normalized(ndim, where)
+            entries = tuple(s.spec)
+            if len(entries) > ndim and all(e is None for e in entries[ndim:]):
+                entries = entries[:ndim]  # (JAX's reshard takes trailing Nones: P(None) of a scalar)
+            spec = PartitionSpec(*entries)._normalized(ndim, where)
             ur = shp.ur_params(s.spec.unreduced, s.spec.reduced)  # (auto_axes' out_sharding may name them)
         else:
             have = _type_sharding(v)

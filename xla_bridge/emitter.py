@@ -659,8 +659,9 @@ def lower_jaxpr_body(
         spmd = fb.module.spmd
         if spmd is not None and not spmd.manual:
             outs = list(outs)
+            untyped = _untyped_in_body(eqn)
             for i, v in enumerate(eqn.outvars):
-                if v.aval.sharding is not None:
+                if v.aval.sharding is not None and i not in untyped:
                     outs[i] = typed_constraint(fb, outs[i], v.aval)
         env.update(zip(eqn.outvars, outs))
     fb.loc = outer_loc
@@ -706,6 +707,30 @@ def escaped(text: str) -> str:
     say \\"hi\\"
     """
     return text.replace("\\", "\\\\").replace('"', '\\"') if '"' in text or "\\" in text else text
+
+
+def _untyped_in_body(eqn) -> frozenset:
+    """The results of a call (jit, checkpoint, ...) that its body leaves untyped, in Auto axes (a
+    residual computed inside ``auto_axes``, through any depth of nested calls): typed replicated
+    outside, they are not constrained so, as JAX's call lowering does not (a replicated index of a
+    scatter whose updates are split and whose result is unreduced is a Shardy CHECK failure)."""
+    param = eqn.primitive.traits.call_jaxpr_param
+    body = eqn.params.get(param) if param is not None else None
+    jaxpr = getattr(body, "jaxpr", body)
+    outvars = getattr(jaxpr, "outvars", None)
+    if outvars is None or len(outvars) != len(eqn.outvars):
+        return frozenset()
+    made = {}
+    for e in jaxpr.eqns:
+        for i, v in enumerate(e.outvars):
+            made[v] = (e, i)
+    out = set()
+    for i, v in enumerate(outvars):
+        if getattr(v.aval, "sharding", 0) is None:
+            out.add(i)
+        elif v in made and made[v][1] in _untyped_in_body(made[v][0]):
+            out.add(i)
+    return frozenset(out)
 
 
 def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:

@@ -16,9 +16,10 @@ import warnings
 import numpy as np
 
 from funcgrad._control_flow import while_loop
+from funcgrad._partition_spec import PartitionSpec
 from funcgrad._placement import reshard, switched_ops
 from funcgrad._sharding_types import type_sharding
-from funcgrad._shardings import NamedSharding, resolve
+from funcgrad._shardings import NamedSharding, get_abstract_mesh
 from funcgrad.custom_derivatives import refuse_jvp
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -282,8 +283,14 @@ def _takes_out_sharding(method):
     def wrapped(self, *args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return method(self, *args, **kwargs)
-        s = resolve(out_sharding, f"at[].{method.__name__}", "out_sharding")
-        explicit = s.mesh.abstract_mesh.explicit_axes if isinstance(s, NamedSharding) else ()
+        # (the explicit axes of its mesh as given -- in a shard_map body the manual ones are not --
+        # or of the mesh in scope for a bare PartitionSpec, as JAX's canonicalize_sharding)
+        if isinstance(out_sharding, NamedSharding):
+            explicit = out_sharding.mesh.abstract_mesh.explicit_axes
+        elif isinstance(out_sharding, PartitionSpec):
+            explicit = get_abstract_mesh().explicit_axes
+        else:
+            explicit = ()
         if not explicit:
             return reshard(method(self, *args, **kwargs), out_sharding)
         # (only the arrays go through auto_axes: slices, None and Ellipsis of the index are closed over)
@@ -297,7 +304,7 @@ def _takes_out_sharding(method):
             array, index, rest = tu.tree_unflatten(tree, full)
             return method(_IndexUpdateRef(array, index), *rest, **kwargs)
 
-        auto = switched_ops["auto_axes"](on_arrays, axes=explicit, out_sharding=s)
+        auto = switched_ops["auto_axes"](on_arrays, axes=explicit, out_sharding=out_sharding)
         return auto(*(leaves[i] for i in arrays))
 
     sig = inspect.signature(method)

@@ -369,3 +369,45 @@ def test_gradient_through_auto_axes_of_a_gather_with_out_sharding_as_jax(meshes)
         return g, v
 
     _same(*_both(meshes, build))
+
+
+def test_gradient_of_a_lookup_in_a_reduced_table_is_unreduced_as_jax():
+    # (pjit_test test_reduced_at_get_out_sharding: the lookup's indices are a residual of
+    # auto_axes, untyped; the nested jits constrained them replicated, and XLA's partitioner then
+    # aborted on a scatter of split updates left unreduced)
+    fm, jm = fs.make_mesh((2,), ("x",)), jax.make_mesh((2,), ("x",), axis_types=(js.AxisType.Explicit,))
+    table = np.arange(64, dtype=np.float32).reshape(16, 4)
+    idx = (np.arange(32, dtype=np.int32) * 7 % 16).reshape(4, 8)
+
+    def run(lib, mesh, P):
+        with lib.sharding.set_mesh(mesh):
+            p = lib.device_put(table, P(None, None, reduced={"x"}))
+            i = lib.device_put(idx, P("x", None))
+            f = lib.jit(lambda p, i: p.at[i].get(out_sharding=P("x", None, None)))
+            g = lib.jit(lambda p, i: (f(p, i) ** 2).sum())
+            out = lib.jit(lib.grad(g))(p, i)
+            return out, lib.sharding.reshard(out, P())
+
+    ours, theirs = run(funcgrad, fm, fs.P), run(jax, jm, js.PartitionSpec)
+    assert ours[0].sharding.spec.unreduced == theirs[0].sharding.spec.unreduced == frozenset({"x"})
+    for a, b in zip(_blocks(ours[0]), _blocks(theirs[0]), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(theirs[1]))
+
+
+def test_vmapped_lookup_with_the_rows_out_sharding_as_jax(meshes):
+    # (pjit_test test_scatter_gather: under vmap a row's type P(None) is the out_sharding of a
+    # scalar element, JAX's reshard takes the trailing None)
+    def build(np_, put, lib):
+        x = put(np.arange(12.0, dtype=np.float32).reshape(4, 3), "x")
+        i, j = put(np.array([0, 2, 1, 1]), "x"), put(np.array([1, 1, 0, 2]), "x")
+
+        @lib.jit
+        @lib.vmap
+        def f(x, i, j):
+            x_j = x.at[j].get(out_sharding=lib.typeof(x).sharding)
+            return x.at[i].set(x_j, out_sharding=lib.typeof(x).sharding)
+
+        return (f(x, i, j),)
+
+    _same(*_both(meshes, build))
