@@ -26,6 +26,7 @@ from funcgrad.numpy import (
     lookup,
     manipulation,
     misc,
+    numeric,
     rearrangement,
     reductions,
     sorting,
@@ -33,7 +34,7 @@ from funcgrad.numpy import (
     ufuncs,
 )
 from funcgrad.numpy._arraylike import ARRAYLIKE_ARGS, checked
-from funcgrad.numpy._core import asarray, astype_operand, check_user_dtype, warn_complex_to_real
+from funcgrad.numpy._core import asarray, check_user_dtype
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 
@@ -93,10 +94,9 @@ def _binary(fn, reflected: bool = False):
 
 
 def _astype(self, dtype, copy: bool = False, device=None):
-    """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values)."""
-    dtype = check_user_dtype(dtype, "astype")
-    warn_complex_to_real(self, dtype)
-    return asarray(astype_operand(self, dtype), dtype, copy=True if copy else None, device=device)
+    """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values), as
+    ``numpy.astype`` does (a library's extended dtype too: NOTE: [extended dtypes])."""
+    return numeric.astype(self, dtype, copy=copy, device=device)
 
 
 def _reshape(self, *shape, order="C", out_sharding=None):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import extended as _ext
 from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
@@ -131,6 +132,10 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
     # copy=False is the Array API's "only if needed" (never an error); device= places the result.
     if not isinstance(dtype, np.dtype | str | type) and dtype == getattr(x, "dtype", None) and device is None:
         return x  # a key array to its own key dtype (optax's cast_like of PRNG keys), as JAX
+    source_extended = _ext.is_extended(getattr(x, "dtype", None))
+    if source_extended or _ext.is_extended(dtype):
+        # to or from a library's extended dtype: its representation's (NOTE: [extended dtypes])
+        return ew.convert_element_type(x if source_extended else asarray(x), dtype)
     dtype = check_user_dtype(dtype, "astype")
     warn_complex_to_real(x, dtype)
     return asarray(astype_operand(x, dtype), dtype, copy=True if copy else None, device=device)

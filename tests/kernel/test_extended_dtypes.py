@@ -159,6 +159,14 @@ def test_conversions_jaxpr_and_arrays_as_jax():
     doubled = double(e)
     assert type(doubled) is EArray and doubled.dtype == FM
     np.testing.assert_array_equal(np.asarray(lax.convert_element_type(doubled, np.float32)), 2 * x)
+    # astype, the method and the function, as jax's (flax's fp8 guide: scale.astype(fmax32))
+    for m in (fnp.asarray(x).astype(FM), fnp.astype(x, FM)):
+        assert type(m) is EArray and m.dtype == FM
+        np.testing.assert_array_equal(np.asarray(fnp.astype(m, np.float32)), x)
+    # The derivative through both conversions is the identity's (closed form 2v): jax 0.10.2's
+    # from_edtype transpose reads x.dtype of an UndefinedPrimal and raises AttributeError there.
+    grad_of_astype = funcgrad.jit(funcgrad.grad(lambda v: fnp.sum(v.astype(FM).astype(np.float32) * v)))
+    np.testing.assert_array_equal(grad_of_astype(x), 2 * x)
     assert funcgrad.dtypes.issubdtype(FM, funcgrad.dtypes.extended)
     assert not funcgrad.dtypes.issubdtype(FM, funcgrad.dtypes.prng_key)
     assert jax_dtypes.issubdtype(JFM, jax_dtypes.extended)
