@@ -349,6 +349,9 @@ def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type
         # where an OR of ANDs converted once gave 1s eagerly -- the lax-parameter fuzzer's dtype
         # probe, session 18)
         narrow = lhs.dtype != np.bool_ and pet != lhs.dtype and pet.itemsize <= lhs.dtype.itemsize
+        # (but float16 operands of a bfloat16 product: XLA's CPU dot converts them to bfloat16 first,
+        # as below; bfloat16 into float16 computes in bfloat16 -- jax's eager and jitted bits)
+        narrow = narrow and not (lhs.dtype == np.float16 and pet == _dt.bfloat16)
         if narrow or (_dt.kind(lhs.dtype) == "f" and _dt.kind(pet) in "iub"):
             # A narrower preferred type (float32 -> bfloat16; bfloat16 -> float16) or an integer
             # one of float operands: XLA's CPU dot computes in the operands' type and converts the
