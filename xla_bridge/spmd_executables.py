@@ -173,7 +173,13 @@ def compile_spmd(
     # the same devices, e.g. the same axes Auto and Explicit)
     read = tuple(read) if read is not None else (True,) * len(in_avals)
     compiler_options = tuple(compiler_options)
-    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh, read)
+    # (and the user sharding of the argument the results may be given, below: a reduced and a
+    # replicated argument lower to one text, and their results must not share one)
+    model = next(((i, b) for i, b, r in zip(in_shardings, in_avals, read) if r), None)
+    if model is not None and not (isinstance(model[0], MeshSharding) and model[0]._fg_user is not None):
+        model = None
+    user = None if model is None else model[0]._fg_user
+    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh, read, user)
     if compiler_options:
         key = (*key, compiler_options)
     hit = _cache.get(key)
@@ -206,9 +212,6 @@ def compile_spmd(
     # P('i'), where reading XLA's layout back would give P()). Every other result's spec is read
     # from XLA's layout: P('X',), not another argument's P('X', None) (JAX's parallel guide prints
     # the former after a with_sharding_constraint; a Python scalar read first gives it too).
-    model = next(((i, b) for i, b, r in zip(in_shardings, in_avals, read) if r), None)
-    if model is not None and not (isinstance(model[0], MeshSharding) and model[0]._fg_user is not None):
-        model = None
     out_shardings = []
     for h, a in zip(out_hlo, out_avals):
         if (

@@ -317,3 +317,56 @@ def test_unconstrained_dimension_needs_an_auto_axis():
 
     assert run(funcgrad, fs) is fs.PartitionSpec.UNCONSTRAINED
     assert run(jax, js) is js.PartitionSpec.UNCONSTRAINED
+
+
+def test_an_operation_on_replicated_values_after_reduced_ones_is_replicated():
+    # A reduced and a replicated operand lower to one program text; the compiled program was
+    # shared, results typed by the first call's argument: `r == r` of replicated `r` came back
+    # reduced after `a == a` of a reduced `a` (pjit_test test_select_reduced's second half).
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(lib, sh):
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        with lib.set_mesh(mesh):
+            a = lib.device_put(x, sh.PartitionSpec(reduced={"x"}))
+            r = lib.device_put(x, sh.PartitionSpec())
+            first = [lib.typeof(a == a).sharding.spec.reduced, lib.typeof(a * 2).sharding.spec.reduced]
+            f = lib.jit(lambda p, u, v: lib.lax.select(p, u, v))
+            g = lib.jit(lib.grad(lambda p, u, v: f(p, u, v).sum(), argnums=(1, 2)))
+            gr = g(a == a, a, a)
+            ge = g(r == r, r, r)
+            return (
+                first,
+                [lib.typeof(r == r).sharding.spec.reduced, lib.typeof(r * 2).sharding.spec.reduced],
+                [t.sharding.spec.unreduced for t in gr],
+                [t.sharding.spec.unreduced for t in ge],
+                [np.asarray(lib.sharding.reshard(t, sh.PartitionSpec())) for t in gr],
+                [np.asarray(t) for t in ge],
+            )
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours[:4] == theirs[:4]
+    assert ours[1] == [frozenset(), frozenset()] and ours[3] == [frozenset(), frozenset()]
+    for a, b in zip(ours[4] + ours[5], theirs[4] + theirs[5], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_scalar_times_an_unreduced_cotangent_as_jax():
+    # JAX reshards a scalar operand of a binary operation to reduced (insert_reduced_reshard):
+    # the cotangent of `x * 2` for a reduced `x` is `ct * 2` with `ct` unreduced (funcgrad's mul
+    # rule raised 'RHS should be reduced'; pjit_test test_reshard_on_scalar_reduced)
+    def run(lib, sh):
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        with lib.set_mesh(mesh):
+            arr = lib.device_put(np.arange(4.0, dtype=np.float32), sh.PartitionSpec(reduced={"x"}))
+            f = lib.jit(lambda v: v * 2)
+            out = lib.jit(lib.grad(lambda v: f(v).sum()))(arr)
+            return (
+                lib.typeof(f(arr)).sharding.spec.reduced,
+                out.sharding.spec.unreduced,
+                np.asarray(lib.sharding.reshard(out, sh.PartitionSpec())),
+            )
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours[:2] == theirs[:2] == (frozenset({"x"}), frozenset({"x"}))
+    np.testing.assert_array_equal(ours[2], theirs[2])
