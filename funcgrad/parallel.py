@@ -735,15 +735,13 @@ def shaped_leaf(shaped, i) -> str:
 def _unreduced_out_specs(norm_out, leaves, manual, check, where) -> tuple:
     """Staged out specs naming unreduced axes (JAX 0.10, in a checked body: the value, varying
     along them, is cast to their partial sums) or reduced ones (the value's type says so) as
-    ``URSpec``s the shard_map primitive's rules read (NOTE: [unreduced values])."""
+    ``URSpec``s the shard_map primitive's rules read (NOTE: [unreduced values]); unchecked, each
+    device's block is taken as it is."""
     out = []
     for norm, spec in zip(norm_out, leaves):
         unreduced = frozenset(spec.unreduced or ()) & frozenset(manual)
         reduced = frozenset(spec.reduced or ()) & frozenset(manual)
-        if (unreduced or reduced) and not check:
-            raise NotImplementedError(
-                f"{where}: out_specs {spec} with unreduced/reduced axes needs check_vma=True"
-            )
+        # (check_vma=False: each device's block is taken as it is, JAX's bitcast)
         out.append(shp.URSpec(norm, unreduced, reduced) if unreduced or reduced else norm)
     return tuple(out)
 
@@ -851,8 +849,16 @@ def _manual_ur(primitive, avals, outs, params) -> list:
     mesh = stack[-1][2] if stack else None
     if mesh is None or frozenset(_bodies.manual) != frozenset(mesh.axis_names):
         return none
-    if not any(not a.mat.empty for a in avals) and primitive is not co.all_gather_reduced_p:
+    if not any(not a.mat.empty for a in avals) and primitive not in (co.all_gather_reduced_p, co.pcast_p):
         return none
+    if primitive is co.pcast_p:
+        a, axes = avals[0], frozenset(params["axis_name"])
+        kind = params["to"]
+        return [
+            (a.mat.unreduced | axes, a.mat.reduced)
+            if kind == "unreduced"
+            else (a.mat.unreduced, a.mat.reduced | axes)
+        ]
     if primitive.traits.jaxpr_params:  # (a call or control flow: its body typed its results)
         return [(o.mat.unreduced, o.mat.reduced) for o in outs]
     if primitive in _COLLECTIVE_UR:

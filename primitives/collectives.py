@@ -48,6 +48,7 @@ __all__ = [
     "all_gather",
     "all_gather_invariant_p",
     "all_gather_reduced_p",
+    "pcast_p",
     "all_gather_p",
     "all_to_all",
     "all_to_all_p",
@@ -305,6 +306,18 @@ all_gather_invariant_p = _gather_primitive("all_gather_invariant")
 # devices' partial cotangents (the body's reduced output is not rescaled: NOTE: [transposes of
 # collectives]).
 all_gather_reduced_p = _gather_primitive("all_gather_reduced")
+
+# JAX's pcast to "reduced" (preduced) and to "unreduced" (vary_unreduced_cast) in a fully manual
+# checked shard_map body: the identity on each device's block, a change of its type
+# (funcgrad.parallel types the result reduced/unreduced along ``axis_name``). Its transpose is
+# the identity in funcgrad's convention (NOTE: [transposes of collectives]): a reduced value's
+# per-device cotangents are the shares the input's summed over, and an unreduced output's
+# cotangent is the same on each device, as a varying value's is its own.
+pcast_p = Primitive("pcast")
+pcast_p.def_impl(lambda x, **params: x)
+pcast_p.def_abstract_eval(lambda x, **params: x)
+deflinear(pcast_p, lambda ct, x, **params: [ct])
+pcast_p.def_batch(_elementwise_batch(pcast_p))
 
 
 def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled, axis_index_groups=None):

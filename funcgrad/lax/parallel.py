@@ -360,7 +360,11 @@ def pcast(x, axis_name, *, to):
         _check_pvary_scope(names)
     else:
         batching.axis_size(names, "pcast")
-    return tu.tree_map(lambda v: _eager.mark_varying(v, names), x) if to == "varying" else x
+    if to == "varying":
+        return tu.tree_map(lambda v: _eager.mark_varying(v, names), x)
+    if to in ("reduced", "unreduced"):  # (a change of type: JAX's preduced / vary_unreduced_cast)
+        return tu.tree_map(lambda v: co.pcast_p.bind(asarray(v), axis_name=names, to=to), x)
+    return x
 
 
 def axis_index(axis_name):

@@ -143,6 +143,25 @@ with jax.set_mesh(ex1):
         desc(g) for g in jax.jit(jax.grad(loss, argnums=(0, 1)))(x1, y1)] + [kinds[0]]
     cases["reduced argument cotangent"] = [shards(jax.grad(lambda x: (g(x) * w16).sum())(r8)) for g in (
         vary, jax.jit(vary))]
+# pcast(to='reduced') of an invariant value (JAX's preduced) and pcast(to='unreduced') of a
+# varying one (vary_unreduced_cast): changes of type, the values kept; gradients through them
+with jax.set_mesh(ex1):
+    seen_r = []
+
+    def pr_body(a):
+        out = jax.lax.pcast(a, "x", to="reduced")
+        seen_r.append(sorted(out.aval.mat.reduced))
+        return out
+
+    pr = jax.shard_map(pr_body, in_specs=P(), out_specs=P(reduced={"x"}))
+    p1 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(2, 4), P(None, None))
+    p2 = jax.device_put(np.arange(24.0, dtype=np.float32).reshape(4, 6), P(None, "x"))
+    loss_r = jax.jit(lambda a, b: jnp.einsum("ab,bc->ac", pr(a), b).sum())
+    cases["pcast to reduced"] = [desc(loss_r(p1, p2)), desc(jax.jit(jax.grad(loss_r))(p1, p2)), seen_r[0]]
+    pu = jax.jit(jax.shard_map(lambda a: jax.lax.pcast(a * 2, "x", to="unreduced"), in_specs=P("x"),
+                               out_specs=P(unreduced={"x"})))
+    v4 = jax.device_put(np.arange(4.0, dtype=np.float32), P("x"))
+    cases["pcast to unreduced"] = [shards(pu(v4)), desc(jax.reshard(pu(v4), P()))]
 # jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
 # varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
 # only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
@@ -202,6 +221,8 @@ def results():
         "unreduced output not varying",
         "all_gather reduced",
         "reduced argument cotangent",
+        "pcast to reduced",
+        "pcast to unreduced",
         "pcast over size-one axes",
     ],
 )
