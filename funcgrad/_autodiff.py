@@ -528,6 +528,7 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes: Sequence = (),
 ):
     """``(fun(*args), grad(fun)(*args))`` in one pass. ``holomorphic=True`` differentiates a
     holomorphic function of complex inputs (NOTE: [differentiation dtypes]).
@@ -537,7 +538,15 @@ def value_and_grad(
     >>> float(v), g.tolist()
     (5.0, [2.0, 4.0])
     """
+    _refuse_reduce_axes(reduce_axes)
     return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=True)
+
+
+def _refuse_reduce_axes(reduce_axes) -> None:
+    # JAX 0.10's grad and value_and_grad keep the parameter (jaxlie passes its default) and
+    # refuse any axes in these words.
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
 
 
 def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value: bool):
@@ -584,6 +593,7 @@ def grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes: Sequence = (),
 ):
     """The gradient of a scalar function with respect to ``args[argnums]`` (pytrees allowed).
 
@@ -597,6 +607,7 @@ def grad(
     >>> complex(grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j))
     (2+4j)
     """
+    _refuse_reduce_axes(reduce_axes)
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=False)
 
     @wraps(fun, docstr=GRAD_DOC, argnums=argnums)

@@ -63,6 +63,9 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
                  sys.modules["jax.tree_util"] is funcgrad.tree_util],
         "grad": float(jax.grad(jnp.sin)(0.0)),
         "registry": [tuple in _registry, dict in _registry, int in _registry],
+        # (JAX's entries: one level of flattening and its inverse; jaxlie walks trees with them)
+        "entries": [_registry[dict].to_iter({"b": 1, "a": 2}), _registry[dict].from_iter(("a", "b"), [5, 6]),
+                    _registry[tuple].to_iter((1, 2)), _registry[list].from_iter(None, [3])],
         "mlir": [ir.__name__, hlo.__name__],
         "installed": funcgrad.as_jax.installed(),
         "x64": [jax.config.jax_enable_x64, str(jnp.zeros(1).dtype), str(jnp.asarray(1.0).dtype)],
@@ -111,6 +114,7 @@ def test_alias_makes_jax_funcgrad():
     assert out["x64"] == [False, "float32", "float32"]  # JAX's default mode under the alias
     assert out["config_states"] == [True, [False], False]
     assert out["registry"] == [True, True, False]
+    assert out["entries"] == [[[2, 1], ["a", "b"]], {"a": 5, "b": 6}, [[1, 2], None], [3]]  # jax's
     assert out["doc_helpers"] == [True, False, "cpu"]  # jax 0.10.2's answers on a CPU after a computation
     assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
     assert out["internals"] == [

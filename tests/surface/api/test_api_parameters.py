@@ -358,3 +358,18 @@ def test_aux_may_hold_non_array_leaves(how):
     aux = how()
     assert aux["name"] == "l2" and aux["note"] is None and aux["tag"][0] == "a"
     assert float(aux["v"]) == 0.0 and int(aux["count"]) == 3 and float(aux["tag"][1]) == 1.5
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad"])
+def test_reduce_axes_is_accepted_empty_and_refused_otherwise_as_jax(name):
+    # (jaxlie's manifold helpers pass reduce_axes=() through)
+    f = lambda x: (x**2).sum()  # noqa: E731
+    x = np.arange(3.0)
+    ours = getattr(funcgrad, name)(f, reduce_axes=())(fnp.asarray(x))
+    theirs = getattr(jax, name)(f, reduce_axes=())(jax.numpy.asarray(x))
+    np.testing.assert_allclose(
+        np.asarray(ours[-1] if name != "grad" else ours), np.asarray(theirs[-1] if name != "grad" else theirs)
+    )
+    for mod in (funcgrad, jax):
+        with pytest.raises(NotImplementedError, match="^reduce_axes argument to grad is deprecated"):
+            getattr(mod, name)(f, reduce_axes=("batch",))

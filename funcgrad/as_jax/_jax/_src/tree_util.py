@@ -7,6 +7,9 @@ here too.
 True
 """
 
+import collections
+
+from funcgrad.kernel.tree_util import PyTreeDef
 from funcgrad.kernel.tree_util import registry as _pytrees
 from funcgrad.tree_util import *  # noqa: F403
 from funcgrad.tree_util import _prefix_errors
@@ -56,11 +59,36 @@ def broadcast_flattened_prefix_with_treedef(prefix_leaves, prefix_treedef, full_
     return out
 
 
+_RegistryEntry = collections.namedtuple("_RegistryEntry", ["to_iter", "from_iter"])
+
+
 class _RegistryView:
-    """``cls in _registry``: whether ``cls`` is a pytree node type (built in or registered)."""
+    """``cls in _registry``: whether ``cls`` is a pytree node type (built in or registered);
+    ``_registry[cls]``: JAX's entry ``(to_iter, from_iter)``, one level of flattening
+    (``to_iter(x) -> (children, aux)``) and its inverse (``from_iter(aux, children) -> x``), which
+    jaxlie's manifold helpers walk trees with (a ``KeyError`` for a leaf type, as JAX's dict).
+
+    >>> to_iter, from_iter = _registry[dict]
+    >>> to_iter({"b": 1, "a": 2}), from_iter(("a", "b"), [5, 6])
+    (((2, 1), ('a', 'b')), {'a': 5, 'b': 6})
+    """
 
     def __contains__(self, cls) -> bool:
         return isinstance(cls, type) and _pytrees.is_node(cls)
+
+    def __getitem__(self, cls) -> _RegistryEntry:
+        if cls not in self:
+            raise KeyError(cls)
+
+        def from_iter(aux, children):
+            children = list(children)
+            node = PyTreeDef.from_node_data_and_children(_pytrees, (cls, aux), [_LEAF] * len(children))
+            return node.unflatten(children)
+
+        return _RegistryEntry(_pytrees.flatten_one_level, from_iter)
+
+
+_LEAF = _pytrees.flatten(0)[1]
 
 
 _registry = _RegistryView()
