@@ -427,9 +427,10 @@ def sinc(x, /):
     (1.0, True)
     """
     (x,) = promote_args_inexact(x)
-    is_zero = ew.eq_p.bind(x, constant_like(0, x))
-    pi_x = ew.mul_p.bind(x, constant_like(np.pi, x))
-    safe = select(is_zero, constant_like(1, x), pi_x)
+    # (JAX's constants, lax._const: weak for a weak 0-d x only, so a weak array's sinc is strong)
+    is_zero = ew.eq_p.bind(x, lax_const(x, 0))
+    pi_x = ew.mul_p.bind(lax_const(x, np.pi), x)
+    safe = select(is_zero, lax_const(x, 1), pi_x)
     return select(is_zero, call_custom(_sinc_maclaurin, 0, pi_x), ew.div_p.bind(ew.sin_p.bind(safe), safe))
 
 

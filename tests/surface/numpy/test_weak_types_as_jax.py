@@ -30,6 +30,14 @@ CASES = {
         np.heaviside(T.lax.broadcast(np.asarray(2.0), (2,)), 0.5),
     ),
     "logical_not": lambda T, np: np.logical_not(2.0),
+    # JAX's lax._const constants: weak beside a weak 0-d x only, so a weak array's sinc (and its
+    # derivatives) is strong (the fuzzer's progq table, seed 23006, 32-bit: a scan's ys were weak)
+    "sinc_weak_array": lambda T, np: (
+        np.sinc(np.arange(3) + 0.5),
+        np.sinc(np.asarray(0.0) + 0.5),
+        T.grad(lambda x: np.sinc(x).sum())(np.arange(3) * 0.5),
+        T.lax.scan(lambda c, x: (c, np.sinc(x * 0.5)), 0.0, np.arange(3))[1],
+    ),
     # the values promoted with the spacings (JAX's promote_dtypes_inexact(f, *varargs)): weak for
     # bool/int values with a Python float, float32 for float16 values with float32 coordinates
     "gradient_spacings": lambda T, np: (
