@@ -110,21 +110,22 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
     if type(t) is Zero or not _dt.is_inexact(new_dtype) or not _dt.is_inexact(aval_of(x).dtype):
         return out, Zero.from_primal_value(out)
-    # (an extended dtype's tangent is of its tangent dtype, JAX's to_edtype/from_edtype JVPs)
-    new_tangent = _dt.tangent_dtype(new_dtype)
-    if new_tangent == aval_of(t).dtype:
-        return out, t
-    return out, convert_element_type_p.bind(t, new_dtype=new_tangent, weak_type=weak_type)
+    if _ext.is_extended(new_dtype) or _ext.is_extended(aval_of(x).dtype):
+        # (a tangent of its tangent dtype, as JAX's to_edtype/from_edtype JVPs)
+        tangent_dtype = _dt.tangent_dtype(new_dtype)
+        same = tangent_dtype == aval_of(t).dtype
+        return out, t if same else convert_element_type_p.bind(t, new_dtype=tangent_dtype)
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
     old = x.aval
     if type(ct) is Zero:
-        return [Zero(old.to_tangent_aval())]
-    dtype = _dt.tangent_dtype(old.dtype)
-    if dtype == aval_of(ct).dtype:
-        return [ct]
-    return [convert_element_type_p.bind(ct, new_dtype=dtype, weak_type=old.weak_type)]
+        return [Zero(old)]
+    if _ext.is_extended(old.dtype) or _ext.is_extended(new_dtype):  # (to its tangent dtype: JAX's rules)
+        dtype = _dt.tangent_dtype(old.dtype)
+        return [ct if dtype == aval_of(ct).dtype else convert_element_type_p.bind(ct, new_dtype=dtype)]
+    return [convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)]
 
 
 convert_element_type_p = Primitive("convert_element_type")
@@ -146,15 +147,15 @@ convert_element_type_p.def_taylor(linear_taylor(convert_element_type_p))  # (lin
 def convert_element_type(x, dtype, weak_type: bool = False):
     """Convert ``x`` to ``dtype`` (a no-op, not an equation, when nothing changes); in x32 mode a
     64-bit ``dtype`` is its 32-bit counterpart (NOTE: [x64 mode])."""
-    if _ext.is_extended(dtype) or _ext.is_extended(aval_of(x).dtype):
-        if aval_of(x).dtype == dtype:
+    aval = aval_of(x)
+    if _ext.is_extended(dtype) or _ext.is_extended(aval.dtype):  # (NOTE: [extended dtypes])
+        if aval.dtype == dtype:
             return x
         dtype = dtype if _ext.is_extended(dtype) else np.dtype(dtype)
         return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
     dtype = np.dtype(dtype)
     if not _dt.x64_enabled:
         dtype = _dt.canonical(dtype)
-    aval = aval_of(x)
     if aval.dtype == dtype and aval.weak_type == weak_type and type(x) not in _dt.python_scalar_types:
         if _dt.x64_enabled or not _raw_wide_primal(x):
             return x
