@@ -376,12 +376,14 @@ _derived_transpose = DerivedJaxprs(
 )
 
 
-def _ur_of(aval, manual) -> tuple:
-    """The manual axes ``aval``'s type is unreduced and reduced over (explicit mesh axes)."""
+def _ur_of(aval, manual, block=None) -> tuple:
+    """The manual axes ``aval``'s type is unreduced and reduced over (explicit mesh axes), or
+    the body's ``block`` is (its manual axis type)."""
     spec = getattr(getattr(aval, "sharding", None), "spec", None)
-    u = frozenset(getattr(spec, "unreduced", None) or ()) & frozenset(manual)
-    r = frozenset(getattr(spec, "reduced", None) or ()) & frozenset(manual)
-    return u, r
+    mat = getattr(block, "mat", None)
+    u = frozenset(getattr(spec, "unreduced", None) or ()) | getattr(mat, "unreduced", frozenset())
+    r = frozenset(getattr(spec, "reduced", None) or ()) | getattr(mat, "reduced", frozenset())
+    return u & frozenset(manual), r & frozenset(manual)
 
 
 def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
@@ -395,7 +397,12 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     # transposed shard_map's out spec says so (URSpec), so a reduced input's cotangent is each
     # device's partial sum, declared unreduced, and an unreduced input's the same on each device.
     manual = manual_of(mesh, manual_axes)
-    urs = [_ur_of(a.aval, manual) if lin else (frozenset(), frozenset()) for a, lin in zip(args, linear)]
+    # (the argument's type, or the body's block's manual axis type where a derived program's
+    # linear input lost the former: grad of a jit around the shard_map)
+    urs = [
+        _ur_of(a.aval, manual, b) if lin else (frozenset(), frozenset())
+        for a, lin, b in zip(args, linear, jaxpr.in_avals)
+    ]
     kept = tuple(tuple(sorted(u | r, key=str)) for u, r in urs)
     body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd, kept)
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]

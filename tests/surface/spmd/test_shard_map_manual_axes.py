@@ -162,6 +162,15 @@ with jax.set_mesh(ex1):
                                out_specs=P(unreduced={"x"})))
     v4 = jax.device_put(np.arange(4.0, dtype=np.float32), P("x"))
     cases["pcast to unreduced"] = [shards(pu(v4)), desc(jax.reshard(pu(v4), P()))]
+# grad of a jit around a shard_map of an unreduced argument (JAX's
+# test_unreduced_psum_fwd_preduced_bwd): the cotangent was summed over the devices (2x jax's)
+with jax.set_mesh(ex1):
+    q1 = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(2, 4), P(None, "x"))
+    q2 = jax.device_put(np.arange(24.0, dtype=np.float32).reshape(4, 6), P("x", None))
+    ar = jax.shard_map(lambda z: jax.lax.psum(z, "x"), in_specs=P(unreduced={"x"}), out_specs=P())
+    f_ar = jax.jit(lambda a, b: ar(jnp.einsum("ab,bc->ac", a, b, out_sharding=P(unreduced={"x"}))).sum())
+    cases["grad of jit of unreduced argument"] = [desc(g) for g in jax.jit(jax.grad(f_ar, argnums=(0, 1)))(
+        q1, q2)] + [desc(g) for g in jax.grad(f_ar, argnums=(0, 1))(q1, q2)]
 # jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
 # varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
 # only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
@@ -223,6 +232,7 @@ def results():
         "reduced argument cotangent",
         "pcast to reduced",
         "pcast to unreduced",
+        "grad of jit of unreduced argument",
         "pcast over size-one axes",
     ],
 )
