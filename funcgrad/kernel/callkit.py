@@ -38,6 +38,7 @@ from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.held_state import WrittenState
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr
 from funcgrad.kernel.taylor import jet_jaxpr
 
@@ -101,9 +102,31 @@ derived_batch = DerivedJaxprs(
 derived_jet = DerivedJaxprs(
     lambda closed, order, nonzeros, inst: jet_jaxpr(closed, order, list(nonzeros), list(inst))
 )
+
+
+# NOTE: [residuals forwarded from a call's inputs]
+# A residual of a call's known part that is one of that part's own inputs is not returned by it
+# (a copy of its input, as an output of the compiled program) but handed to the unknown part as
+# the input it is, as JAX's pjit partial evaluation forwards them: ``grad(jit(f))`` saves ``y``
+# of ``sin(x) * y`` once, and ``saved_residuals`` of a checkpoint around jitted calls counts it
+# once. ``fwd``: for each residual, the known input it is, or None (returned by the known part).
+def _partial_eval_forwarding(closed, unknowns):
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, list(unknowns), instantiate=False)
+    kj = known.jaxpr
+    n_out = len(kj.outvars) - num_res
+    position = {v: i for i, v in enumerate(kj.invars)}
+    fwd = tuple(position.get(v) if type(v) is Var else None for v in kj.outvars[n_out:])
+    if any(f is not None for f in fwd):
+        kept = [v for v, f in zip(kj.outvars[n_out:], fwd) if f is None]
+        outvars = [*kj.outvars[:n_out], *kept]
+        known = ClosedJaxpr(Jaxpr(kj.constvars, kj.invars, kj.eqns, outvars, kj.effects), known.consts)
+    return known, unknown, out_unknowns, fwd
+
+
 derived_partial_eval = DerivedJaxprs(
     lambda closed, unknowns: partial_eval_jaxpr(closed, list(unknowns), instantiate=False)
 )
+derived_partial_eval_forwarding = DerivedJaxprs(_partial_eval_forwarding)
 
 
 def _ins(indices) -> tuple:
@@ -240,17 +263,20 @@ class CallPrimitive(Primitive):
 
     def _partial_eval(self, trace, args, unknowns, *, jaxpr, **params):
         params = {**params, "jaxpr": jaxpr}
-        known, unknown, out_unknowns, num_res = derived_partial_eval(jaxpr, tuple(unknowns))
+        known, unknown, out_unknowns, fwd = derived_partial_eval_forwarding(jaxpr, tuple(unknowns))
+        num_res, n_returned = len(fwd), sum(f is None for f in fwd)
         known_args = [a for a, uk in zip(args, unknowns) if not uk]
         known_layout = dict(
             ins=_ins(i for i, uk in enumerate(unknowns) if not uk),
-            outs=(*_outs(j for j, uk in enumerate(out_unknowns) if not uk), *[None] * num_res),
+            outs=(*_outs(j for j, uk in enumerate(out_unknowns) if not uk), *[None] * n_returned),
         )
         with core.set_current_trace(trace.parent):
             known_params = self._derived(params, known, "known", len(known_args), **known_layout)
             known_outs = self.bind(*known_args, **known_params)
-        n_known = len(known_outs) - num_res
-        unknown_args = [*known_outs[n_known:], *(a for a, uk in zip(args, unknowns) if uk)]
+        n_known = len(known_outs) - n_returned
+        returned = iter(known_outs[n_known:])  # NOTE: [residuals forwarded from a call's inputs]
+        residuals = [next(returned) if f is None else known_args[f] for f in fwd]
+        unknown_args = [*residuals, *(a for a, uk in zip(args, unknowns) if uk)]
         unknown_layout = dict(
             ins=(*[None] * num_res, *_ins(i for i, uk in enumerate(unknowns) if uk)),
             outs=_outs(j for j, uk in enumerate(out_unknowns) if uk),
@@ -269,6 +295,7 @@ __all__ = [
     "derived_jet",
     "derived_jvp",
     "derived_partial_eval",
+    "derived_partial_eval_forwarding",
     "derived_transpose",
     "derived_transpose_nonzero",
 ]

@@ -366,6 +366,41 @@ def test_print_saved_residuals_lines():
     assert any("output of jitted function 'g'" in line for line in lines), lines
 
 
+def test_a_jitted_calls_input_residual_is_forwarded_not_returned_as_jax():
+    # NOTE: [residuals forwarded from a call's inputs]: api_test's
+    # test_remat_of_jit_input_to_output_forwarding (funcgrad saved y twice: once as itself, once as
+    # the first jitted call's output), and grad(jit(f))'s known program returns no copy of y
+    jax = _jax()
+    from jax._src.ad_checkpoint import saved_residuals as jax_saved_residuals  # (the oracle's)
+
+    def make(lib, np_):
+        def f(x):
+            y = np_.ones(2, "float32")
+            x = lib.jit(lambda: x * y)()
+            return lib.jit(lambda: x * y)()
+
+        return lib.checkpoint(f, policy=lambda *_, **__: True)
+
+    ours = ad_checkpoint.saved_residuals(make(funcgrad, fnp), np.float32(3.0))
+    theirs = jax_saved_residuals(make(jax, jax.numpy), np.float32(3.0))
+    assert (
+        [(a.shape, a.dtype) for a, _ in ours]
+        == [(a.shape, a.dtype) for a, _ in theirs]
+        == [((2,), np.float32)]
+    )
+
+    def g(lib, np_):
+        inner = lib.jit(lambda x, y: np_.sin(x) * y)
+        return lib.grad(lambda x, y: inner(x, y).sum())
+
+    x, y = np.linspace(0.1, 1.0, 3), np.linspace(1.0, 2.0, 3)
+    jaxprs = [lib.make_jaxpr(g(lib, np_))(x, y).jaxpr for lib, np_ in ((funcgrad, fnp), (jax, jax.numpy))]
+    # the known call returns its primal output and cos(x); y reaches the backward call as itself
+    assert [len(j.eqns[0].outvars) for j in jaxprs] == [2, 2]
+    assert [j.eqns[-1].invars[1] is j.invars[1] for j in jaxprs] == [True, True]
+    np.testing.assert_allclose(g(funcgrad, fnp)(x, y), g(jax, jax.numpy)(x, y), rtol=1e-15)
+
+
 # ----------------------------------------------------------------------------------------------
 # JAX's tutorial "Gradient checkpointing with jax.checkpoint", on both
 
