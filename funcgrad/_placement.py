@@ -425,6 +425,41 @@ def retyped(x):
     return Array._from_buffer(x._buffer, x.weak_type)
 
 
+def insert_reduced_reshard(x, y):
+    """JAX's ``insert_reduced_reshard`` before a binary operation: under a mesh whose axes are all
+    explicit, a scalar operand replicated along the axes the other is reduced on is resharded
+    reduced there (``x * 2`` of a reduced ``x``: the constant's type ``f32[]{R:x}``, so the
+    cotangent ``ct * 2`` of an unreduced ``ct`` is typed). Anything else as it is (cheaply: no
+    reduced operand, nothing to do)."""
+    rx, ry = _reduced_axes(x), _reduced_axes(y)
+    if not (rx or ry):
+        return x, y
+    scope = get_abstract_mesh()
+    if scope.empty or not scope.are_all_axes_explicit:
+        return x, y
+    out_reduced = rx | ry
+    out = []
+    for v in (x, y):
+        a = core.get_aval(v) if isinstance(v, Array | core.Tracer) else None
+        ndim = a.ndim if a is not None else np.ndim(v)
+        s = getattr(a, "sharding", None)
+        replicated = frozenset(scope.axis_names)
+        if s is not None:
+            used = {n for d in _sharding_rules.spec_of(a) for n in d}
+            replicated = frozenset(s.mesh.axis_names) - used - s.spec.unreduced - s.spec.reduced
+        if ndim == 0 and out_reduced <= replicated:
+            v = reshard(v, PartitionSpec(reduced=out_reduced))
+        out.append(v)
+    return tuple(out)
+
+
+def _reduced_axes(v) -> frozenset:
+    if not isinstance(v, Array | core.Tracer):
+        return frozenset()
+    s = getattr(core.get_aval(v), "sharding", None)
+    return frozenset(s.spec.reduced) if s is not None else frozenset()
+
+
 def recast(tree, mesh, shardings, where: str):
     """Every leaf of ``tree`` (values being traced) typed over ``mesh`` (the same devices with
     other axis types: ``auto_axes``/``explicit_axes``): as ``shardings`` says (a spec or sharding,

@@ -75,19 +75,6 @@ def _unreduced_alike(name: str, first: int = 0):
     return rule
 
 
-def _scalar_taken_as_reduced(a, axes: frozenset) -> bool:
-    """A scalar operand replicated along ``axes`` (a constant: ``2 * ct``) is taken as reduced
-    there, as JAX's ``insert_reduced_reshard`` reshards it to ``P(reduced=axes)`` before a binary
-    operation (the cotangent of ``x * 2`` for a reduced ``x`` is ``2 * ct``, ``ct`` unreduced)."""
-    if a.ndim != 0:
-        return False
-    s = a.sharding
-    if s is None:
-        return True
-    replicated = frozenset(s.mesh.axis_names) - unreduced_of(a) - reduced_of(a)
-    return axes <= replicated
-
-
 def _mul_unreduced(avals_in, avals_out, **params):
     x, y = avals_in
     xu, yu = unreduced_of(x), unreduced_of(y)
@@ -96,12 +83,12 @@ def _mul_unreduced(avals_in, avals_out, **params):
             "lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got "
             f"lhs={set(xu)}, rhs={set(yu)}"
         )
-    if xu and xu != reduced_of(y) and not _scalar_taken_as_reduced(y, xu):
+    if xu and xu != reduced_of(y):
         raise ShardingTypeError(
             f"RHS should be reduced along the same axes LHS is unreduced on. Got lhs={x.str_short()} and "
             f"rhs={y.str_short()}"
         )
-    if yu and yu != reduced_of(x) and not _scalar_taken_as_reduced(x, yu):
+    if yu and yu != reduced_of(x):
         raise ShardingTypeError(
             f"LHS should be reduced along the same axes RHS is unreduced on. Got lhs={x.str_short()} and "
             f"rhs={y.str_short()}"

@@ -179,6 +179,11 @@ def compile_spmd(
     if model is not None and not (isinstance(model[0], MeshSharding) and model[0]._fg_user is not None):
         model = None
     user = None if model is None else model[0]._fg_user
+    spec = getattr(user, "spec", None)
+    if getattr(spec, "unreduced", None) or getattr(spec, "reduced", None):
+        # (an unreduced or reduced argument is no model: XLA's layout of a result does not say
+        # whether it is still a partial sum, its type does -- spmd.py gives typed results theirs)
+        model = user = None
     key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh, read, user)
     if compiler_options:
         key = (*key, compiler_options)

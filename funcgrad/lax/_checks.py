@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad import _placement
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.dtypes import python_scalar_types
@@ -78,6 +79,8 @@ def _operands(name, *args, ones=False):
             out.append(a)
         else:
             out.append(asarray(a))
+    if len(out) == 2:  # (JAX's lax: a scalar meeting a reduced operand is made reduced)
+        out = list(_placement.insert_reduced_reshard(*out))
     return out
 
 

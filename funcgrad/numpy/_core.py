@@ -695,6 +695,8 @@ def rank_promote(*args, name: str = "elementwise operation") -> list:
     Operands of one rank that do not broadcast are JAX's TypeError (named by ``name``, the
     primitive's); of several ranks, NumPy's broadcasting error (JAX's ValueError).
     """
+    if len(args) == 2:  # (JAX's lax: a scalar meeting a reduced operand is made reduced)
+        args = _placement.insert_reduced_reshard(*args)
     shapes = [shape_of(a) for a in args]
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:
