@@ -370,3 +370,26 @@ def test_a_scalar_times_an_unreduced_cotangent_as_jax():
     ours, theirs = run(funcgrad, fs), run(jax, js)
     assert ours[:2] == theirs[:2] == (frozenset({"x"}), frozenset({"x"}))
     np.testing.assert_array_equal(ours[2], theirs[2])
+
+
+def test_a_result_reduced_from_an_unreduced_argument_is_not_unreduced():
+    # A jitted result laid out as its unreduced argument was given the argument's unreduced
+    # sharding (XLA's layout does not say partial sums): unreadable, where jax's is the sum
+    # (pjit_test test_unreduced_input_to_jit).
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(lib, sh):
+        P = sh.PartitionSpec
+        mesh = lib.make_mesh((2, 2), ("x", "y"), axis_types=(sh.AxisType.Explicit,) * 2)
+        with lib.set_mesh(mesh):
+            a, b = lib.device_put(x, P("x", "y")), lib.device_put(x.T, P("y", None))
+            out = lib.jit(
+                lambda u, v: lib.numpy.einsum("xy,yz->xz", u, v, out_sharding=P("x", None, unreduced={"y"}))
+            )(a, b)
+            out2 = lib.jit(lambda u: lib.sharding.reshard(u + u, P("x", None)))(out)
+            return out.sharding.spec, out2.sharding.spec, np.asarray(out2)
+
+    ours, theirs = run(funcgrad, fs), run(jax, js)
+    assert ours[0].unreduced == theirs[0].unreduced == frozenset({"y"})
+    assert ours[1].unreduced == theirs[1].unreduced == frozenset()
+    np.testing.assert_array_equal(ours[2], theirs[2])
