@@ -127,6 +127,8 @@ def _repeat(a, repeats, axis, total_repeat_length):
         a = ravel(a)
     axis = normalize_axis(axis, a.ndim)
     if total_repeat_length is not None:
+        if a.shape[axis] == 0 and int(total_repeat_length) != 0:
+            return a  # (JAX's: an empty axis has no element to repeat, whatever the length asked)
         # JAX's semantics: extra counts are cut, a shortfall repeats the last element.
         return _repeat_traced(a, repeats, axis, int(total_repeat_length))
     if isinstance(repeats, core.Tracer):

@@ -1122,3 +1122,17 @@ def test_diff_of_order_zero_returns_the_input_before_any_check_as_jax():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     with pytest.raises(ValueError, match="at least one dimensional"):
         fnp.diff(np.float32(2.0))
+
+
+def test_repeat_of_an_empty_axis_with_total_repeat_length_as_jax():
+    # (the fuzzer's progq table, seed 23006, 32-bit) JAX returns the array unchanged when the repeated
+    # axis is empty, whatever total_repeat_length asks (0 excepted): funcgrad made the asked length
+    # (shape (2, 0, 2) for (2, 0, 0)) or raised a gather's TypeError for a 1-d empty array
+    import jax.numpy as jnp
+
+    for shape, axis, total in (((2, 0, 0), -1, 2), ((0,), 0, 3), ((2, 0), 0, 3), ((0, 2), 0, 0)):
+        x = np.zeros(shape, np.float32)
+        want = jnp.repeat(x, 2, axis=axis, total_repeat_length=total)
+        for f in (fnp.repeat, jit(fnp.repeat, static_argnames=("axis", "total_repeat_length"))):
+            got = f(x, 2, axis=axis, total_repeat_length=total)
+            assert got.shape == want.shape and got.dtype == want.dtype, (shape, total, got.shape)
