@@ -42,6 +42,60 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 19 (no change to this benchmark's programs; the per-example row still not firm). The
+  machine was loaded all session (load 11-18 on the 2 cores: every engineer's test runs) and the
+  CPU times were about twice the quiet ones: YNNPACK's GEMMs ran 2.1-2.5x slower (1024x1024x256 in
+  5.0 ms, 107 GFLOP/s) while the memory-bound fusions did not, and funcgrad's program is ~90%
+  GEMMs under that load, so the ratio worsens with it: ``--cases per_example --threads 1 --rounds
+  5`` 0.57x (261.9 against 457.9 ms CPU, load 14.3-17.7; one funcgrad round failed on a shared
+  working tree's half-made edit). From a clean clone of ``main`` (a6c7baeb): ``--cases per_example
+  --threads 1 --rounds 5`` 0.61x (258.8 against 426.6 ms CPU; rounds 0.61x, 0.53x, 0.64x, 0.60x,
+  0.61x: funcgrad 256.6-270.4, jax 418.8-487.1; load 13.6-17.8); the full ``--threads 1 --rounds
+  2`` at load 12.0-15.3: per-example 0.54x (262.8 against 488.7; rounds 0.54x, 0.54x), step 0.82x
+  torch.compile (251.9 against 307.7 ms CPU; jax 477.7: the load doubled funcgrad's step, 126.1 in
+  session 18, and torch.compile's by 14%), first call 0.81x jax (13.1 against 16.2 s wall), eager
+  0.92x torch (389.2 against 422.3).
+  Measured and not kept (funcgrad's per-example program in fresh processes pinned to one core
+  under ``chrt -f 1``, so that preemption by the load leaves the per-call times; 12 calls each;
+  every output compared bit for bit with the default program's). XLA options (``XLA_FLAGS``; CPU
+  ms per call against 237.5-247.9 for the default in the same runs): ``xla_cpu_opt_preset``
+  FAST_RUNTIME 240.0, FAST_COMPILE 241.3; ``xla_cpu_scheduler_type`` CONCURRENCY_OPTIMIZED 243.0,
+  MEMORY_OPTIMIZED 244.2; ``xla_cpu_prefer_vector_width=512`` 242.2 (the GELU's tanh fusions 2.1
+  -> 1.6 ms a call, the rest level, the same bits); ``xla_cpu_max_isa=AVX2`` 242.7;
+  ``xla_cpu_copy_insertion_use_region_analysis`` 242.4; ``xla_cpu_enable_fast_min_max=false``
+  241.3; ``xla_cpu_experimental_xnn_graph_fusion_mode=XNN_GRAPH_FUSION_MODE_GREEDY_SLINKY`` 241.3;
+  ``xla_cpu_use_onednn`` with ``xla_cpu_experimental_onednn_fusion_type=dot`` 243.9 (the
+  transposed-left-operand dots become oneDNN fusions: the same bits, no faster);
+  ``xla_cpu_experimental_ynn_fusion_type`` ``+eltwise`` 262.6, ``-reduce`` 238.5 (other bits);
+  ``xla_cpu_use_fusion_emitters=false`` 254.8; ``xla_cpu_experimental_enable_tiling_propagation``
+  255.4; ``xla_allow_excess_precision=false`` 244.5: level or slower. ``use_multi_output_fusion``,
+  ``flatten_after_fusion``, ``small_call``, ``disable_new_fusion_emitters`` and
+  ``disable_loop_unrolling`` are ``xla_cpu_`` strings in the library but no flag ("Unknown flag in
+  XLA_FLAGS"); ``xla_cpu_enable_concurrency_optimized_scheduler`` is "[Deprecated, do not use]".
+  The per-example Eigen dots as an explicit transposing copy of the left operand plus YNNPACK's
+  dot (operands as parameters, fastest of 40 calls; B=8, K=128; [M, N], XLA's dot -> the copied
+  form): [256, 1024] 5.46 -> 5.55 ms, [256, 768] 3.83 -> 4.15, [256, 256] 1.47 -> 1.29, [1024, 256]
+  (padded today) 6.72 -> 6.33; the output transposed instead (YNNPACK's [B, N, M] product, the
+  small operand copied, then a transpose, behind barriers) 7.64, 5.50, 1.47, 8.04; with the GELU
+  producing the [1024, 256] dot's operand and feeding the forward GEMM, 12.69 -> 13.27 (XLA fuses
+  the GELU into the transposing copy, as in sessions 11-13). In the program, moving the dots whose
+  small left operand has M >= N to YNNPACK (the attention output's and the head's [8, 256, 256],
+  the attention's dV [8, 4, 128, 64]): the dots level (1.5 and 0.9-1.0 ms each on either engine)
+  and 3 ms of transposing copies more (thunks 239.1 -> 240.0 ms, load 14): not kept. A 2-D
+  convolution form of the weight gradient ([1, T, M, 1] with a [T, 1, 1, N] kernel, which
+  YNNPACK's convolution would take) is rewritten by XLA into the same copy and dot. oneDNN's
+  fusions of the transposed dots alone: [256, 256] 1.27 ms, the others slower than Eigen. The
+  per-example program has no batched dot an unbatched one could replace (its input gradients are
+  already [1024, K] GEMMs with the shared weights; each batched dot is one example's weight
+  gradient). The memory-bound fusions: the GELU's tanh is written once (the backward reads it),
+  the GELU twice (for the forward GEMM, and padded for the per-example dot: 4 MB each a layer);
+  the GEMM could read the padded copy against a zero-padded weight (K=1040), one write less
+  (~0.6 ms a call, 0.5%), but only through a rewrite across equations: not attempted. The
+  unbatched sibling of the copied form is a gain and was kept (NOTE: [short transposed left
+  operands copied on the CPU] in ``xla_bridge/rules/dot.py``): a 2-D [K, M]^T x [K, N] with
+  K < 1024 copies its left operand for YNNPACK (0.65-0.93x alone; a GELU MLP's training step
+  3-5% less CPU time); this benchmark's step and per-example programs have no such dot (their
+  weight gradients contract 1024 rows) and compile to the same HLO.
 - Session 18 (the per-example row still at the line; run from a clean clone of ``main``):
   ``--cases per_example --threads 1 --rounds 3`` 0.49x (134.8 against 274.0 ms CPU; rounds 0.49x,
   0.49x, 0.47x; load 17.3-18.3) and 0.50x (126.4 against 254.6; rounds 0.44x, 0.50x, 0.51x; load
