@@ -153,6 +153,7 @@ class Tracer:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+    mat = property(lambda self: self.aval.mat)  # (JAX's x.mat: its manual axis type, as the aval's)
 
     def __len__(self):
         if not self.aval.shape:

@@ -132,7 +132,8 @@ with jax.set_mesh(ex1):
 
     def gather_body(a):
         out = jax.lax.all_gather(a, "x", tiled=True, to="reduced")
-        kinds.append([sorted(jax.typeof(out).mat.reduced), sorted(jax.typeof(out).mat.varying)])
+        kinds.append([sorted(jax.typeof(out).mat.reduced), sorted(jax.typeof(out).mat.varying),
+                      sorted(a.mat.varying), sorted(out.mat.reduced)])  # (x.mat: JAX's tracer attribute)
         return out
 
     ag = jax.shard_map(gather_body, in_specs=P("x", None), out_specs=P(None, None, reduced={"x"}))
