@@ -223,7 +223,9 @@ def scan_step_avals(avals, where: str = "scan") -> list:
             if where == "scan":
                 raise ValueError(f"0th dimension of all xs should be replicated. Got {shown}")
             raise ValueError(f"0th dimension of leaf passed to `{where}` should be replicated. Got {a}")
-        out.append(core.ShapedArray(a.shape[1:], a.dtype, a.weak_type, type_sharding(s.mesh, spec[1:])))
+        # (its unreduced and reduced axes too: a step of reduced stacked weights is reduced)
+        typed = type_sharding(s.mesh, spec[1:], s.spec.unreduced, s.spec.reduced)
+        out.append(core.ShapedArray(a.shape[1:], a.dtype, a.weak_type, typed))
     return out
 
 

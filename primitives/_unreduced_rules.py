@@ -271,6 +271,16 @@ def install(families) -> None:
     ):
         _unreduced_rules[p] = _keeps_unreduced
     _unreduced_rules[families["reductions"].reduce_sum_p] = _reduce_sum_unreduced
+    # scan's results are its body's outputs, the stacked ones with a leading dimension its
+    # abstract evaluation leaves untyped: their unreduced and reduced axes are the body's (a
+    # gradient of stacked reduced weights scanned over is unreduced, JAX's to_ct_aval)
+    scan_p = families["scan"].scan_p
+    _unreduced_rules[scan_p] = lambda avals_in, avals_out, *, jaxpr, **params: [
+        unreduced_of(o) for o in jaxpr.out_avals
+    ]
+    reduced_rules[scan_p] = lambda avals_in, avals_out, *, jaxpr, **params: [
+        reduced_of(o) for o in jaxpr.out_avals
+    ]
     # reshard/with_sharding_constraint to a sharding without the axes reduces (XLA's all-reduce).
     _unreduced_rules[families["sharding"].sharding_constraint_p] = lambda avals_in, avals_out, **params: [
         frozenset(params.get("unreduced", ()))
