@@ -96,10 +96,16 @@ def dot_product_attention(
     scale = 1.0 / np.sqrt(H) if scale is None else scale
     logits_dtype = np.promote_types(q.dtype, np.float32)
     qg = fnp.reshape(q, (B, T, K, G, H))
-    # (the operands converted, not preferred_element_type: the product is the same, and the
-    # gradients come back in q's and k's dtypes; the transposed product of a float32 cotangent
-    # with a bfloat16 operand was refused)
-    logits = fnp.einsum("BTKGH,BSKH->BKGTS", fnp.asarray(qg, logits_dtype), fnp.asarray(k, logits_dtype))
+    # JAX's product: half-float operands as they are, accumulated in float32 (converting them to
+    # float32 first sums in another order on XLA's CPU: 31,708 of 262,144 bfloat16 logits differed
+    # in the last place); bfloat16 under BF16_BF16_F32, so the backward products round the
+    # cotangent to bfloat16 as JAX's (NOTE: [dot algorithms]); float16 without an algorithm, as
+    # JAX's CPU computes it (its F16_F16_F32 is refused there and JAX falls back to none)
+    bf16 = np.dtype(q.dtype) == np.dtype(_dt.bfloat16)
+    half = bf16 or np.dtype(q.dtype) == np.float16
+    algorithm = "BF16_BF16_F32" if bf16 else None
+    qg, kl = (qg, k) if half else (fnp.asarray(qg, logits_dtype), fnp.asarray(k, logits_dtype))
+    logits = fnp.einsum("BTKGH,BSKH->BKGTS", qg, kl, precision=algorithm, preferred_element_type=logits_dtype)
     logits = logits * fnp.asarray(scale, logits.dtype)
     if bias is not None:
         logits = fnp.asarray(logits + _grouped(bias, K, G, N), logits.dtype)
