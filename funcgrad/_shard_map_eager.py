@@ -132,6 +132,11 @@ def mark_varying(x, names):
     return x
 
 
+def is_eager_tracer(x) -> bool:
+    """Whether ``x`` is a value of an eager shard_map body (its blocks, not a staged value)."""
+    return type(x) is ShardMapTracer
+
+
 def refuse_explicit_const(x, mesh, manual) -> None:
     """JAX's refusal of a value a shard_map body closes over (not an argument) typed over a mesh
     with ``Explicit`` axes, where every axis of the body's mesh is manual or automatic (its

@@ -83,7 +83,8 @@ def eqn_varying(p, params, vin, n_out) -> list:
     if p in _VARYING:
         return [union | set(params["axis_name"])]
     if p is co.pcast_p:  # (to unreduced: the devices' values become partial sums, not varying)
-        return [union - set(params["axis_name"]) if params["to"] == "unreduced" else union]
+        to, axes = params["to"], set(params["axis_name"])
+        return [union - axes if to == "unreduced" else union | axes if to == "varying" else union]
     if p is shp.shard_map_p:
         # A nested shard_map: its outputs vary along the enclosing axes its inputs vary along.
         return [union] * n_out

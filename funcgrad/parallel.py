@@ -854,6 +854,8 @@ def _manual_ur(primitive, avals, outs, params) -> list:
     if primitive is co.pcast_p:
         a, axes = avals[0], frozenset(params["axis_name"])
         kind = params["to"]
+        if kind == "varying":  # (JAX's pvary, or reduced_vary_cast of a reduced value)
+            return [(a.mat.unreduced, a.mat.reduced - axes)]
         return [
             (a.mat.unreduced | axes, a.mat.reduced)
             if kind == "unreduced"

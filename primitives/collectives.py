@@ -307,8 +307,9 @@ all_gather_invariant_p = _gather_primitive("all_gather_invariant")
 # collectives]).
 all_gather_reduced_p = _gather_primitive("all_gather_reduced")
 
-# JAX's pcast to "reduced" (preduced) and to "unreduced" (vary_unreduced_cast) in a fully manual
-# checked shard_map body: the identity on each device's block, a change of its type
+# JAX's pcast to "reduced" (preduced), to "unreduced" (vary_unreduced_cast) and to "varying"
+# (pvary, reduced_vary_cast) in a checked shard_map body being staged: the identity on each
+# device's block, a change of its type
 # (funcgrad.parallel types the result reduced/unreduced along ``axis_name``). Its transpose is
 # the identity in funcgrad's convention (NOTE: [transposes of collectives]): a reduced value's
 # per-device cotangents are the shares the input's summed over, and an unreduced output's

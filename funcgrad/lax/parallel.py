@@ -29,9 +29,10 @@ from funcgrad import _shard_map_eager as _eager
 from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
 from funcgrad._sharding_types import drop_size_one_axes
 from funcgrad._shardings import get_abstract_mesh
-from funcgrad.kernel import batching
+from funcgrad.kernel import batching, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.hooks import hooks
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
@@ -323,7 +324,17 @@ def pvary(x, axis_name):
     if _size_one_only(names):
         return x
     _check_pvary_scope(names)
-    return tu.tree_map(lambda v: _eager.mark_varying(v, names), x)
+    return tu.tree_map(lambda v: _varying_cast(v, names), x)
+
+
+def _varying_cast(v, names):
+    """``v`` varying along ``names``: in a checked shard_map body being staged, a typed cast
+    (``pcast_p``, JAX's pvary / reduced_vary_cast: typeof(v).mat.varying gains them); in an
+    eager body, the tracer's type (``mark_varying``)."""
+    v = _eager.mark_varying(v, names)
+    if hooks.apply_vma is not None and isinstance(v, core.Tracer) and not _eager.is_eager_tracer(v):
+        return co.pcast_p.bind(v, axis_name=names, to="varying")
+    return v
 
 
 def _size_one_only(names) -> bool:
@@ -361,7 +372,7 @@ def pcast(x, axis_name, *, to):
     else:
         batching.axis_size(names, "pcast")
     if to == "varying":
-        return tu.tree_map(lambda v: _eager.mark_varying(v, names), x)
+        return tu.tree_map(lambda v: _varying_cast(v, names), x)
     if to in ("reduced", "unreduced"):  # (a change of type: JAX's preduced / vary_unreduced_cast)
         return tu.tree_map(lambda v: co.pcast_p.bind(asarray(v), axis_name=names, to=to), x)
     return x

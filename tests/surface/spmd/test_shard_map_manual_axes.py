@@ -172,6 +172,21 @@ with jax.set_mesh(ex1):
     f_ar = jax.jit(lambda a, b: ar(jnp.einsum("ab,bc->ac", a, b, out_sharding=P(unreduced={"x"}))).sum())
     cases["grad of jit of unreduced argument"] = [desc(g) for g in jax.jit(jax.grad(f_ar, argnums=(0, 1)))(
         q1, q2)] + [desc(g) for g in jax.grad(f_ar, argnums=(0, 1))(q1, q2)]
+# pcast(to='varying') (pvary) of an invariant value in a staged body: typed varying there (JAX's
+# test_pvary, under grad), and the gradient through it
+m4 = jax.sharding.Mesh(np.asarray(d[:4]), ("x",))
+seen_v = []
+
+
+def pv_body(a):
+    out = jax.lax.pcast(a, "x", to="varying")
+    seen_v.append(sorted(out.aval.mat.varying) if hasattr(out.aval, "mat") else None)
+    return out * jax.lax.axis_index("x")
+
+
+pv = jax.shard_map(pv_body, mesh=m4, in_specs=P(), out_specs=P("x"))
+cases["pvary staged"] = [desc(jax.jit(pv)(np.arange(8.0, dtype=np.float32))), desc(jax.grad(
+    lambda a: pv(a).sum())(np.arange(8.0, dtype=np.float32))), seen_v[1:]]
 # jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
 # varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
 # only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
@@ -234,6 +249,7 @@ def results():
         "pcast to reduced",
         "pcast to unreduced",
         "grad of jit of unreduced argument",
+        "pvary staged",
         "pcast over size-one axes",
     ],
 )
