@@ -691,17 +691,18 @@ def test_dot_general_pads_transposed_rows_of_a_page(rng):
 @batched
 def test_dot_general_copies_a_short_transposed_left_operand(rng):
     # NOTE: [short transposed left operands copied on the CPU]: a 2-D float32 [K, M] x [K, N] (or
-    # [N, K]) with K < 1024 is emitted on the left operand transposed to [M, K] behind a barrier,
-    # which the dot then reads as [M, K]; K >= 1024 (the swap's or XLA's), float64, batched dots
-    # and results under 2**14 elements keep the plain dot.
+    # [N, K]) with K <= 256 and M >= 512 is emitted on the left operand transposed to [M, K] behind
+    # a barrier, which the dot then reads as [M, K]; a longer K, a narrower M, float64, batched
+    # dots and results under 2**14 elements keep the plain dot.
     cases = [
-        ((128, 256), (128, 96), (((0,), (0,)), ((), ())), np.float32, True),
-        ((128, 256), (96, 128), (((0,), (1,)), ((), ())), np.float32, True),  # rhs as [N, K]
-        ((256, 128), (128, 96), (((1,), (0,)), ((), ())), np.float32, False),  # already [M, K]
-        ((128, 256), (128, 96), (((0,), (0,)), ((), ())), np.float64, False),
-        ((1024, 256), (1024, 200), (((0,), (0,)), ((), ())), np.float32, False),
-        ((16, 32), (16, 64), (((0,), (0,)), ((), ())), np.float32, False),  # 2048 results
-        ((2, 64, 128), (2, 64, 96), (((1,), (1,)), ((0,), (0,))), np.float32, False),  # batched
+        ((128, 512), (128, 96), (((0,), (0,)), ((), ())), np.float32, True),
+        ((128, 512), (96, 128), (((0,), (1,)), ((), ())), np.float32, True),  # rhs as [N, K]
+        ((512, 128), (128, 96), (((1,), (0,)), ((), ())), np.float32, False),  # already [M, K]
+        ((128, 512), (128, 96), (((0,), (0,)), ((), ())), np.float64, False),
+        ((300, 512), (300, 96), (((0,), (0,)), ((), ())), np.float32, False),  # K > 256
+        ((128, 256), (128, 128), (((0,), (0,)), ((), ())), np.float32, False),  # M < 512
+        ((16, 512), (16, 16), (((0,), (0,)), ((), ())), np.float32, False),  # 8192 results
+        ((2, 64, 512), (2, 64, 96), (((1,), (1,)), ((0,), (0,))), np.float32, False),  # batched
     ]
     for ls, rs, dn, dtype, copied in cases:
         params = {"dimension_numbers": dn, "preferred_element_type": None}

@@ -146,13 +146,17 @@ def _swapped(fb, lhs, rhs, la, ra, dimension_numbers, out_shape, dtype, precisio
 
 
 def _copy_short_transposed_lhs(la, ra, dimension_numbers, in_dtype, dot_dtype) -> bool:
-    """Whether a 2-D float32 dot reads its left operand transposed ([K, M] x [K, N] or [N, K]) over a
-    contraction shorter than _SWAP_MIN_K: then the left operand copied as [M, K] and XLA's YNNPACK
-    dot are faster than XLA's own dot (NOTE: [short transposed left operands copied on the CPU])."""
+    """Whether a 2-D float32 dot reads a wide left operand transposed ([K, M] x [K, N] or [N, K], M at
+    least _COPY_MIN_M) over a short contraction (K at most _COPY_MAX_K): then the left operand copied
+    as [M, K] and XLA's YNNPACK dot are faster than XLA's own dot (NOTE: [short transposed left
+    operands copied on the CPU])."""
     (lc, rc), (lb, _) = dimension_numbers
     if lb or la.ndim != 2 or ra.ndim != 2 or tuple(lc) != (0,):
         return False
-    return in_dtype == np.float32 and dot_dtype == in_dtype and la.shape[0] < _SWAP_MIN_K
+    if in_dtype != np.float32 or dot_dtype != in_dtype:
+        return False
+    k, m = la.shape
+    return k <= _COPY_MAX_K and m >= _COPY_MIN_M
 
 
 def _lhs_copied_transposed(fb, lhs, la, dimension_numbers, dtype):
@@ -300,22 +304,29 @@ _ROW_PAD = 16
 # A 2-D float32 dot reading its left operand transposed, [K, M] x [K, N] (or [N, K]) -> [M, N] --
 # the weight gradient of a dense layer over a batch of K rows, activations^T @ cotangents -- runs
 # as XLA's own dot (Eigen): YNNPACK's dot takes only a left operand in [M, K] order, and XLA's
-# simplifier folds an explicit transpose into an unbatched dot's dimension numbers. Below
-# _SWAP_MIN_K rows the left operand copied to [M, K] (K x M elements, no more than the product
-# reads) behind an optimization barrier, which keeps the transpose out of the dot until the
-# simplifier has run, and YNNPACK's plain product are faster. Measured (one core, float32,
-# operands as parameters, time against XLA's dot): [K, M, N] = [128, 1024, 256] 0.97 -> 0.63 ms
-# (0.65x), [64 or 256, 1024, 256] 0.65x, [512, 1024, 256] 0.70x, [128, 1024, 512] and
-# [128, 2048, 512] 0.79x, [128, 1024, 1024] 0.90x, [128, 256, 1024] 0.92x, [128, 4096, 1024]
-# 0.93x, [16, 1024, 64] 0.76x, [128, 64, 1024] 1.01x; with a GELU producer (fused into the copy)
-# 0.79-0.97x. A jit(value_and_grad) SGD step of a 784-1024-1024-512-10 GELU MLP: 3-5% less CPU
-# time at batch 32, 128 and 512 (6.66, 18.6, 67.1 against 7.05, 19.1, 69.8 ms, medians of 60
-# calls in two fresh-process pairs each; jax 7.29, 19.2, 69.6), the loss's bits unchanged. The
-# same products as XLA's dot for K <= 256 (YNNPACK sums in the same order); K = 512 differs in
-# the last place (relative 8e-7). From _SWAP_MIN_K rows up the swap above or XLA's dot stays
-# (the copy 0.92-1.02x there). Batched dots keep XLA's dot: the per-example weight gradients of
-# bench/bench_transformer.py ([8, 128, M] x [8, 128, N]) measured no faster on YNNPACK, whose
-# batched dot at K=128 runs at Eigen's speed, and the copies cost more (session 19 there).
+# simplifier folds an explicit transpose into an unbatched dot's dimension numbers. With a short
+# contraction and a wide left operand (K <= _COPY_MAX_K, M >= _COPY_MIN_M) the left operand copied
+# to [M, K] (K x M elements, no more than the product reads) behind an optimization barrier, which
+# keeps the transpose out of the dot until the simplifier has run, and YNNPACK's plain product are
+# faster. Measured (one core, float32, operands as parameters, the fastest of 40 calls, against
+# XLA's dot): [K, M, N] = [128, 1024, 256] 0.97 -> 0.63 ms (0.65x), [64 or 256, 1024, 256] 0.65x,
+# [128, 512, 256] 0.71x, [32, 512, 64] 0.73x, [16, 1024, 64] 0.76x, [4, 4096, 4096] 0.76x, [128,
+# 1024, 512] and [128, 2048, 512] 0.79x, [8, 2048, 2048] 0.83x, [256, 2048, 512] 0.84x, [128,
+# 1024, 1024] 0.90x, [128, 4096, 1024] 0.93x, [200, 777, 333] 1.00x; with a GELU producer fused
+# into the copy 0.79-0.96x. Outside those bounds it is level or slower: M below 512 0.92-1.05x
+# ([128, 256, 1024] 0.92x, [64, 256, 2048] 1.00x, [512, 64, 512] 1.05x, [1000, 100, 200] 1.03x), K
+# of 300-900 0.81-1.07x ([300, 600, 100] 0.81x, [512, 2048, 512] 0.85x, [500, 1500, 700]
+# 1.01-1.06x, [700, 2000, 300] 1.04-1.07x), and from _SWAP_MIN_K rows up the swap above or XLA's
+# dot stays. A jit(value_and_grad) SGD step of a 784-1024-1024-512-10 GELU MLP (its weight
+# gradients contract the batch): 3-6% less CPU time at batch 32 and 128 (6.66 and 18.6 against
+# 7.05 and 19.1 ms, medians of 60 calls in two fresh-process pairs each; jax 7.29, 19.2), the
+# gradients' bits unchanged at both; in general the sums may differ in the last places (YNNPACK's
+# blocking: up to 6e-7 of the result's largest entry at K=200, M=777, N=333). Batched dots keep
+# XLA's dot: the per-example weight gradients of bench/bench_transformer.py ([8, 128, M] x [8,
+# 128, N]) measured no faster on YNNPACK, whose batched dot at K=128 runs at Eigen's speed, and
+# the copies cost more (session 19 there).
+_COPY_MAX_K = 256
+_COPY_MIN_M = 512
 
 
 def _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype):
