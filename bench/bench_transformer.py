@@ -74,14 +74,14 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   XLA_FLAGS"); ``xla_cpu_enable_concurrency_optimized_scheduler`` is "[Deprecated, do not use]".
   The per-example Eigen dots as an explicit transposing copy of the left operand plus YNNPACK's
   dot (operands as parameters, fastest of 40 calls; B=8, K=128; [M, N], XLA's dot -> the copied
-  form): [256, 1024] 5.46 -> 5.55 ms, [256, 768] 3.83 -> 4.15, [256, 256] 1.47 -> 1.29, [1024, 256]
-  (padded today) 6.72 -> 6.33; the output transposed instead (YNNPACK's [B, N, M] product, the
-  small operand copied, then a transpose, behind barriers) 7.64, 5.50, 1.47, 8.04; with the GELU
-  producing the [1024, 256] dot's operand and feeding the forward GEMM, 12.69 -> 13.27 (XLA fuses
-  the GELU into the transposing copy, as in sessions 11-13). In the program, moving the dots whose
-  small left operand has M >= N to YNNPACK (the attention output's and the head's [8, 256, 256],
-  the attention's dV [8, 4, 128, 64]): the dots level (1.5 and 0.9-1.0 ms each on either engine)
-  and 3 ms of transposing copies more (thunks 239.1 -> 240.0 ms, load 14): not kept. A 2-D
+  form): [256, 1024] 5.46 -> 5.55 ms, [256, 768] 3.83 -> 4.15, [256, 256] 1.47 -> 1.29, [1024,
+  256] (padded today) 6.72 -> 6.33; the output transposed instead (YNNPACK's [B, N, M] product,
+  the small operand copied, then a transpose, behind barriers) 7.64, 5.50, 1.47, 8.04; with the
+  GELU producing the [1024, 256] dot's operand and feeding the forward GEMM, 12.69 -> 13.27 (XLA
+  fuses the GELU into the transposing copy, as in sessions 11-13). In the program, moving the dots
+  whose small left operand has M >= N to YNNPACK (the attention output's and the head's [8, 256,
+  256], the attention's dV [8, 4, 128, 64]): the dots level (1.5 and 0.9-1.0 ms each on either
+  engine) and 3 ms of transposing copies more (thunks 239.1 -> 240.0 ms, load 14): not kept. A 2-D
   convolution form of the weight gradient ([1, T, M, 1] with a [T, 1, 1, N] kernel, which
   YNNPACK's convolution would take) is rewritten by XLA into the same copy and dot. oneDNN's
   fusions of the transposed dots alone: [256, 256] 1.27 ms, the others slower than Eigen. The
@@ -89,13 +89,13 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   already [1024, K] GEMMs with the shared weights; each batched dot is one example's weight
   gradient). The memory-bound fusions: the GELU's tanh is written once (the backward reads it),
   the GELU twice (for the forward GEMM, and padded for the per-example dot: 4 MB each a layer);
-  the GEMM could read the padded copy against a zero-padded weight (K=1040), one write less
-  (~0.6 ms a call, 0.5%), but only through a rewrite across equations: not attempted. The
-  unbatched sibling of the copied form is a gain and was kept (NOTE: [short transposed left
-  operands copied on the CPU] in ``xla_bridge/rules/dot.py``): a 2-D [K, M]^T x [K, N] with
-  K < 1024 copies its left operand for YNNPACK (0.65-0.93x alone; a GELU MLP's training step
-  3-5% less CPU time); this benchmark's step and per-example programs have no such dot (their
-  weight gradients contract 1024 rows) and compile to the same HLO.
+  the GEMM could read the padded copy against a zero-padded weight (K=1040), one write less (~0.6
+  ms a call, 0.5%), but only through a rewrite across equations: not attempted. The unbatched
+  sibling of the copied form is a gain and was kept (NOTE: [short transposed left operands copied
+  on the CPU] in ``xla_bridge/rules/dot.py``): a 2-D [K, M]^T x [K, N] with K <= 256 and M >= 512
+  copies its left operand for YNNPACK (0.65-1.00x alone; a GELU MLP's training step 3-5% less CPU
+  time); this benchmark's step and per-example programs have no such dot (their weight gradients
+  contract 1024 rows) and compile to the same HLO.
 - Session 18 (the per-example row still at the line; run from a clean clone of ``main``):
   ``--cases per_example --threads 1 --rounds 3`` 0.49x (134.8 against 274.0 ms CPU; rounds 0.49x,
   0.49x, 0.47x; load 17.3-18.3) and 0.50x (126.4 against 254.6; rounds 0.44x, 0.50x, 0.51x; load
