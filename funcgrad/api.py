@@ -107,12 +107,18 @@ __all__ = [
 
 
 def _std_basis(leaves):
-    """The identity matrix split per leaf: leaf i gets shape (N, *leaf_shape)."""
+    """The identity matrix split per leaf: leaf i gets shape (N, *leaf_shape).
+
+    Under a trace (``jit`` of a Jacobian) the identity is part of the program, ``iota == iota``
+    converted, as JAX's ``jnp.eye``: XLA then turns each product with it into a select, so the
+    Jacobian's entries off the diagonal are 0 where the derivative is NaN or inf (JAX's jitted
+    values; eagerly 0 * NaN is NaN in both)."""
     avals = [core.get_aval(x) for x in leaves]
     sizes = [a.size for a in avals]
     total = int(sum(sizes))
     dtype = _dt.result_type(*[(a.dtype, False) for a in avals])[0] if avals else _dt.float64
-    eye = np.eye(total, dtype=dtype)
+    traced = any(isinstance(x, core.Tracer) for x in leaves)
+    eye = fnp.eye(total, dtype=dtype) if traced else np.eye(total, dtype=dtype)
     out, start = [], 0
     for a, s in zip(avals, sizes):
         out.append(eye[:, start : start + s].reshape((total, *a.shape)).astype(a.dtype))

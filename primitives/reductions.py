@@ -88,6 +88,11 @@ reduce_sum_p.def_traits(may_produce_nan=True, sparse="reduce_sum")
 # (The ufuncs' reduce methods directly: np.sum/np.max add a Python wrapper of about 1.5 us.)
 def _reduce_sum_impl(x, *, axes):
     x = np.asarray(x)
+    if all(x.shape[a] == 1 for a in axes):
+        # A sum over axes of size 1 is XLA's reshape (its simplifier's), so -0.0 stays -0.0 as in
+        # jax; NumPy's add.reduce starts from +0.0 (0.0 + -0.0 is +0.0). Eager jacrev(jacrev(f))
+        # of a scalar f sums its one-row basis away: its zeros off the diagonal were +0.0.
+        return np.reshape(x, [d for i, d in enumerate(x.shape) if i not in axes]).copy()
     if not _dt.x64_enabled and x.ndim > 1 and x.dtype in _WIDER_SUM:
         # In 32-bit mode (NOTE: [x64 mode]), where every float is float32: NumPy sums along a
         # non-contiguous axis one element after another (pairwise only along the contiguous one),
