@@ -383,7 +383,22 @@ def _pow_jvp_y(t, x, y):
     return mul(t, mul(log_x, pow_(x, y)))
 
 
-pow_p = naryop("pow", np.power, _pow_jvp_x, _pow_jvp_y, accepted=_float_or_complex, may_produce_nan=True)
+def _pow_impl(x, y):
+    """NumPy's ``power`` without its paths for one exponent of 0.5 (``sqrt``) or -1 (``reciprocal``),
+    so eager values are XLA's (C's ``pow``): ``pow(-inf, 0.5)`` is inf and ``pow(-0.0, 0.5)`` is
+    +0.0, where ``sqrt`` gives nan and -0.0. NumPy takes those paths for an exponent given once (0-d
+    or broadcast, a stride of 0): such an exponent is made a full array. (Its other paths, 2 as
+    ``square`` among them, give ``pow``'s values: kept, they are fast.)"""
+    x, y = np.asarray(x), np.asarray(y)
+    once = y.size == 1 and y.dtype.kind in "fc" and y.reshape(-1)[0] in (0.5, -1.0)
+    if once or (y.size > 1 and 0 in y.strides):
+        shape = np.broadcast_shapes(x.shape, y.shape) or (1,)
+        out = np.power(np.broadcast_to(x, shape), np.array(np.broadcast_to(y, shape)))
+        return out.reshape(np.broadcast_shapes(x.shape, y.shape))
+    return np.power(x, y)
+
+
+pow_p = naryop("pow", _pow_impl, _pow_jvp_x, _pow_jvp_y, accepted=_float_or_complex, may_produce_nan=True)
 
 
 def pow_(x, y):

@@ -296,3 +296,22 @@ def test_gamma_family_eagerly_at_poles_and_infinities_as_jax():
                        ("polygamma", (np.full_like(x, 2), x))):  # fmt: skip
         ours = np.asarray(getattr(funcgrad.lax, name)(*args))
         np.testing.assert_allclose(ours, np.asarray(getattr(jax.lax, name)(*args)), rtol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_pow_of_one_exponent_eagerly_is_xlas(dtype):
+    # (the transformation-composition fuzzer, session 19) NumPy's power takes sqrt for an exponent
+    # of 0.5 given once (a scalar or broadcast): pow(-inf, 0.5) was nan and pow(-0.0, 0.5) -0.0
+    # eagerly (jax, as C's pow: inf and +0.0), so grad(x ** 1.5) at -inf was nan (jax: inf)
+    jax = pytest.importorskip("jax")
+    x = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf, -2.0, np.nan], dtype)
+    for y in (dtype(0.5), np.array([0.5], dtype), np.full(x.shape, 0.5, dtype), dtype(-1.0)):
+        want = np.asarray(jax.lax.pow(x, y))
+        got = np.asarray(funcgrad.lax.pow(x, y))
+        np.testing.assert_array_equal(np.signbit(got) & ~np.isnan(got), np.signbit(want) & ~np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    for v in (x[0], x[1]):  # 0-d operands
+        want = np.asarray(jax.lax.pow(v, dtype(0.5)))
+        np.testing.assert_array_equal(np.asarray(funcgrad.lax.pow(v, dtype(0.5))), want)
+    g = funcgrad.grad(lambda v: fnp.power(v, 1.5))(x[0])
+    assert float(g) == float(jax.grad(lambda v: jax.numpy.power(v, 1.5))(x[0])) == np.inf
