@@ -242,14 +242,30 @@ def _term_in(term, primal, c: float, name: str, k: int):
         term = _ew.convert_element_type(term, aval.dtype)
     if scalar:
         term = _st.broadcast_in_dim(term, aval.shape, ())
-    return term if c == 1.0 else _ew.mul(term, c)
+    return _scaled(term, c)
+
+
+def _scaled(term, c: float):
+    """``term * c``, of the term's type: a weakly typed term (a Python scalar's) stays weak, as in
+    jax's jet, where every term of a Python scalar's series is weak."""
+    if c == 1.0:
+        return term
+    out = _ew.mul(term, c)
+    aval = core.get_aval(term)
+    if getattr(aval, "weak_type", False) and not getattr(core.get_aval(out), "weak_type", False):
+        out = _ew.convert_element_type(out, aval.dtype, weak_type=True)
+    return out
 
 
 def _term_out(term, primal, c: float):
     if type(term) is ad.Zero:
+        # (zeros of the primal's type, its weak type included, as jax's instantiated zero series)
         aval = core.get_aval(primal)
-        return to_public(_st.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ()))
-    return to_public(term if c == 1.0 else _ew.mul(term, c))
+        zeros = _st.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+        if getattr(aval, "weak_type", False):
+            zeros = _ew.convert_element_type(zeros, aval.dtype, weak_type=True)
+        return to_public(zeros)
+    return to_public(_scaled(term, c))
 
 
 def taylor_derivatives(fun: Callable, x, order: int, direction=None):

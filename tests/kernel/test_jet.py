@@ -476,3 +476,33 @@ def test_matches_jax_experimental_jet(name):
     _close(y, jy, rtol=1e-12)
     for a, b in zip(s, js):
         _close(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_jet_weak_types_of_python_scalars_and_zero_series_as_jax():
+    # (the transformation-composition fuzzer, session 19) jax's series of a Python scalar's path
+    # are weakly typed at every order, and a zero series (an output not depending on the inputs)
+    # has its primal's weak type: funcgrad's terms after the first were strong (the factorial
+    # scaling), and its zero series strong, so a float32 value beside them became float64
+    jax = pytest.importorskip("jax")
+    import jax.experimental.jet as jjet
+
+    jax.config.update("jax_enable_x64", True)  # (the oracle in funcgrad's default mode)
+    cases = [
+        (lambda n: lambda a, b: n.sin(a) * b, (1.0, 2.0), ((1.0, 0.5), (0.3, 0.2))),
+        (lambda n: lambda a: n.exp(a), (1.0,), ((1.0, 0.5, 0.1),)),
+        (lambda n: lambda a: n.sin(a), (1.0,), ((np.float64(1.0), 0.5, 0.1),)),
+        (
+            lambda n: lambda a: (n.sin(a), n.sin(2.5)),
+            (np.float32(1.0),),
+            ((np.float32(1.0), np.float32(0.5)),),
+        ),
+    ]
+    for make, primals, series in cases:
+        ours = experimental_jet(make(fnp), primals, series)
+        theirs = jjet.jet(make(jax.numpy), primals, series)
+        a, b = jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
+        assert [(v.dtype, v.weak_type) for v in a] == [(v.dtype, v.weak_type) for v in b]
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(
+                np.asarray(u), np.asarray(v), rtol=1e-12 if u.dtype == np.float64 else 1e-6
+            )
