@@ -80,7 +80,7 @@ def _zeros(aval):
 def _add_any(x, y):
     """The sum of two tangents or cotangents (``add_any``); of an extended dtype, its rules' ``add``
     (NOTE: [extended dtypes])."""
-    dtype = elementwise.aval_of(x).dtype
+    dtype = getattr(x, "dtype", None)  # (an Array's or a tracer's: no aval made on this hot path)
     if _ext.is_extended(dtype):
         return _ext.rules(dtype, "add")(dtype, x, y)
     return elementwise.add_any_p.bind(x, y)
