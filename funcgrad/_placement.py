@@ -798,6 +798,17 @@ def takes_out_sharding(
                 "sharding with memory_kind is not allowed. Please use `jax.device_put` to transfer to "
                 f"different memory spaces. Got sharding={given!r}"
             )
+        if isinstance(given, NamedSharding):
+            # (JAX's canonicalize_sharding: a sharding over another mesh than the one in scope,
+            # unless both are all Auto; inside auto_axes or a shard_map body the one in scope has
+            # its switched or manual axes' types)
+            scope = get_abstract_mesh()
+            theirs = given.mesh.abstract_mesh
+            both_auto = theirs.are_all_axes_auto and scope.are_all_axes_auto
+            if not scope.empty and not both_auto and theirs != scope:
+                raise ValueError(
+                    f"Context mesh {scope} should match the mesh of sharding {theirs} passed to {name}."
+                )
         s = resolve(out_sharding, name, "out_sharding")
         if isinstance(s, NamedSharding):
             _explicit_names_only(s, name)

@@ -425,3 +425,28 @@ def test_scan_over_reduced_xs_keeps_them_reduced():
     assert ours[1] == theirs[1] == frozenset({"x"})
     np.testing.assert_array_equal(ours[2], theirs[2])
     np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+def test_out_sharding_over_another_mesh_than_the_one_in_scope_is_refused():
+    # JAX's canonicalize_sharding: an out_sharding whose mesh is not the abstract mesh in scope
+    # (here its axis types differ) raises, where funcgrad computed (pjit_test
+    # test_output_different_context_error); two all-Auto meshes are let through.
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(lib, sh):
+        P, NS = sh.PartitionSpec, sh.NamedSharding
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))
+        auto = lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Auto,)).abstract_mesh
+        with lib.set_mesh(mesh):
+            a, b = lib.device_put(x, P("x", None)), lib.device_put(x.T, P(None, "x"))
+            f = lib.jit(
+                lambda u, v: lib.numpy.einsum("xy,yz->xz", u, v, out_sharding=NS(auto, P(None, None)))
+            )
+            with pytest.raises(ValueError, match="Context mesh .* should match the mesh of sharding"):
+                f(a, b)
+            ok = lib.jit(
+                lambda u, v: lib.numpy.einsum("xy,yz->xz", u, v, out_sharding=NS(mesh, P("x", None)))
+            )
+            return np.asarray(ok(a, b))
+
+    np.testing.assert_array_equal(run(funcgrad, fs), run(jax, js))
