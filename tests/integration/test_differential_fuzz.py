@@ -60,7 +60,7 @@ ALL_OPS = ops.SURFACE + ops.op_db_ops()
 # those it drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
 # ops_more's, load ~3)
 _LONG_RUN_TABLES = ops.MORE + ops.EDGES + ops.STRUCT + ops.MIX + ops.WIDE + ops.COMP + ops.MODELS
-_LONG_RUN_ONLY = {op.name for op in _LONG_RUN_TABLES + ops.PROG + ops.SHARD + ops.LAX}
+_LONG_RUN_ONLY = {op.name for op in _LONG_RUN_TABLES + ops.PROG + ops.SHARD + ops.LAX + ops.TCOMP}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
 CI_EXAMPLES = 250
 CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
@@ -124,6 +124,32 @@ def test_fuzz_ci(tmp_path):
         running = trace.read_text() if trace.exists() else "(none yet)"
         pytest.fail(f"the fuzzer's CI budget did not finish within 900 s; the case running then:\n{running}")
     assert done.returncode == 0, (done.stdout[-6000:] + done.stderr[-6000:]).strip()
+
+
+# The transformation-composition fuzzer's CI piece (ops_tcomp, session 19): programs under stacks of
+# two to four of grad/jacfwd/jacrev/hessian/jvp/vjp/linearize/vmap/jit/jet/eval_shape, a few cases
+# per seed and mode (its long run: FUNCGRAD_FUZZ_ONLY=tcomp.).
+_TCOMP_SEEDS = [(19011, True), (19012, True), (19013, False)]
+
+
+@pytest.mark.parametrize(
+    "seed_, x64", _TCOMP_SEEDS, ids=[f"{s}-{'x64' if x else 'x32'}" for s, x in _TCOMP_SEEDS]
+)
+def test_fuzz_transformation_compositions(seed_, x64):
+    failures = []
+
+    @seed(seed_)
+    @settings(max_examples=3, phases=["generate"], **_SETTINGS)
+    @given(case=programs.cases(ops.TCOMP, max_steps=1, x64=x64, long_run=True))
+    def run(case):
+        outcome = _check(case)
+        if not outcome.ok:
+            failures.append(outcome.message())
+
+    with warnings.catch_warnings(), programs.mode(x64):
+        warnings.simplefilter("ignore")
+        run()
+    assert not failures, failures[0]
 
 
 def _long_run_examples():

@@ -201,6 +201,30 @@ def _complex_arg_extremum_traced(outcome) -> bool:
     )
 
 
+# (jax.experimental.jet's rules written as compositions: pow through exp(y log x), sqrt/rsqrt/cbrt as
+# powers, atanh/asinh/acosh through logs, rem as x - y floor(x / y); funcgrad's Taylor rules are the
+# primitives' own derivatives, the values jax's nested jvp gives)
+_JET_COMPOSITES = re.compile(
+    r"np\.(sqrt|cbrt|power|float_power|arctanh|arccosh|arcsinh|fmod|remainder|log|log2|log10|hypot)\("
+    r"|lax\.(rsqrt|pow|rem|sqrt|cbrt|atanh|acosh|asinh)\(|\*\*|special\.(xlogy|xlog1py|entr)\("
+)
+
+
+def _jax_jet_composites(outcome) -> bool:
+    steps = " ".join(expr for _, expr in outcome.case.steps)
+    if "_jet(" not in steps or not _JET_COMPOSITES.search(steps):
+        return False
+    if re.search(r"np\.(fmod|remainder)\(|lax\.rem\(", steps) and _kind(outcome) in ("value", "nan", "inf"):
+        return True  # (jax's primal of rem under jet is Python's modulo)
+    return _nan_subset(outcome, fewer=True) or _kind(outcome) == "inf"
+
+
+def _jax_custom_lin_under_jvp(outcome) -> bool:
+    # (jax linearizes a custom_vjp the differentiated input does not reach, then cannot push a
+    # tangent through the linearization)
+    return outcome.status == "unraised" and "Differentiation rule for 'custom_lin'" in (outcome.error or "")
+
+
 def _hypot_at_origin(outcome) -> bool:
     return (
         _differentiates(outcome)
@@ -966,6 +990,35 @@ DOCUMENTED: list[Divergence] = [
         "`x`: TypeError (jax: ValueError; without `jvp` both TypeError); the lax-parameter fuzzer's seed "
         "20015 (32-bit)",
         _jax_window_init_dtype_under_derivatives,
+    ),
+    Divergence(
+        "jax-custom-lin-under-forward-mode",
+        "`jvp`/`jacfwd` (forward mode) over `grad` of a program holding a `custom_vjp` function whose "
+        "inputs the `grad`'s argument does not reach, but the forward mode's does.",
+        "jax is inconsistent: its `grad` linearizes the `custom_vjp` call anyway (a `custom_lin` in the "
+        "linear program), and forward mode through that raises NotImplementedError ('Differentiation rule "
+        "for 'custom_lin' not implemented'), where the same derivative without the unreached call computes; "
+        "funcgrad's `grad` does not differentiate what its argument does not reach, and gives the "
+        "derivative (zero from that call).",
+        "the transformation-composition fuzzer's seed 19012 (64-bit): `jit` of `jvp` over `(a, b)` of "
+        "`grad(grad(f, argnums=0), argnums=0)`, `f`'s `custom_vjp` call (nondiff_argnums) taking only "
+        "values of `b`: zeros (jax: NotImplementedError)",
+        _jax_custom_lin_under_jvp,
+    ),
+    Divergence(
+        "jax-jet-composite-rules",
+        "`jax.experimental.jet` of `pow`/`**`, `sqrt`/`rsqrt`/`cbrt`, `arctanh`/`arccosh`/`arcsinh`, `rem`/"
+        "`fmod`/`remainder`, `log` (and the functions made of them) where the primitive's own derivative "
+        "differs from jax's composition.",
+        "jax is inconsistent: its jet rules for these are compositions (`x ** y` as `exp(y log x)`, "
+        "`sqrt` as `x ** 0.5`, `atanh` as `log((1 + x) / (1 - x)) / 2`, `rem` as `x - y floor(x / y)`, "
+        "Python's modulo), so its series are NaN for a base <= 0, outside a domain or at a pole where its "
+        "`jvp` gives a number or an infinity, and its primal of `rem` of a negative operand is the modulo; "
+        "funcgrad's Taylor rules are the primitives' derivatives (the values of jax's nested `jvp`).",
+        "`jet(lambda x: x ** 3.0, (-1.2,), ((1.0,),))`: series [4.32] (jax: [nan]; `jvp` gives 4.32); "
+        "`jet(lambda x: lax.rem(x, 0.7), (-1.2,), ((1.0,),))`: primal -0.5 (jax: 0.2; without `jet` -0.5); "
+        "the transformation-composition fuzzer (`tcomp.*`, session 19)",
+        _jax_jet_composites,
     ),
     Divergence(
         "jax-index-in-dim-at-batch-zero",

@@ -639,9 +639,10 @@ from _fuzz.ops_more import MORE  # noqa: E402
 from _fuzz.ops_prog import PROG  # noqa: E402
 from _fuzz.ops_shard import SHARD  # noqa: E402
 from _fuzz.ops_struct import STRUCT  # noqa: E402
+from _fuzz.ops_tcomp import TCOMP  # noqa: E402
 from _fuzz.ops_wide import WIDE  # noqa: E402
 
-SURFACE += EXTRA + MORE + EDGES + STRUCT + MIX + WIDE + COMP + MODELS + PROG + SHARD + LAX
+SURFACE += EXTRA + MORE + EDGES + STRUCT + MIX + WIDE + COMP + MODELS + PROG + SHARD + LAX + TCOMP
 SURFACE_BY_NAME = {op.name: op for op in SURFACE}
 assert len(SURFACE_BY_NAME) == len(SURFACE), "duplicate op names"
 

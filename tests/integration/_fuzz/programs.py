@@ -431,6 +431,9 @@ HELPERS += _LAX_HELPERS
 from _fuzz.ops_progz import HELPERS as _PROGZ_HELPERS  # noqa: E402  (custom rules with nondiff_argnums)
 
 HELPERS += _PROGZ_HELPERS
+from _fuzz.ops_tcomp import HELPERS as _TCOMP_HELPERS  # noqa: E402  (jet, pytree probes, custom rules)
+
+HELPERS += _TCOMP_HELPERS
 
 # Both sides run in one mode: 64-bit types on, or JAX's default 32-bit mode (NOTE: [x64 mode] in
 # funcgrad/kernel/dtypes.py), where NumPy's 64-bit inputs enter both libraries as 32-bit values.
@@ -774,6 +777,10 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
         if len(steps) <= k:
             break
     assume(steps)
+    # (an op that draws its own stack of transformations, ops_tcomp's, bounds the case's around it)
+    outer = min((getattr(op, "max_outer", None) for op, _, _ in used), key=lambda n: 99 if n is None else n)
+    if outer is not None:
+        stack = stack[:outer]
     specials = all(op.specials for op, _, _ in used) and draw(st.sampled_from([False, False, True]))
     # (a Python int or float promotes as a weak type in both libraries, NumPy 2's rule being NEP 50's;
     # a Python bool is a bool in both)

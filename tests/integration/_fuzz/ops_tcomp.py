@@ -1,0 +1,344 @@
+"""The fuzzer's transformation-composition table (session 19, ``tcomp.*``): float programs under
+stacks of two to four transformations, for wrong numbers in derivatives.
+
+The other program tables (``ops_prog``) wrap a chain in one to three wrappers, mostly control flow.
+This one draws the *stack*: a float program of (a, b) -- elementwise functions with kinks, dots and
+einsums, reductions, indexing and scatters, ``cond``/``switch``/``while_loop``/``fori_loop``/``scan``
+(carries, ``reverse``)/``lax.map`` steps, ``custom_jvp``/``custom_vjp`` with nondiff arguments
+whose rules are not the derivative, ``checkpoint`` with policies, ``stop_gradient``, reshapes --
+under two to four of ``grad`` (argnums), ``value_and_grad``, ``jacfwd``/``jacrev``, ``hessian``,
+``jvp``, ``vjp``, ``linearize`` (the linear function called twice), ``vmap`` (in_axes and out_axes
+0/1/-1/-2/None, ``axis_size`` with every input unbatched), ``jit``, ``jet`` (``experimental.jet``,
+two orders) and ``eval_shape`` (its structs must be the values' own: the layer adds zeros of the
+struct's shape and dtype). Each layer is kept only where jax's abstract evaluation accepts it (jet
+refuses the primitives it has no rule for: those stacks are not drawn). The layers' outputs are
+pytrees; the whole is flattened by ``_pack`` (programs.HELPERS) into one vector in the leaves' common
+dtype. Inputs of 16-bit floats are not drawn on (this table is about the numbers of float64 and
+float32 derivatives). Long run only: ``FUNCGRAD_FUZZ_ONLY=tcomp.``.
+
+>>> [op.name for op in TCOMP]
+['tcomp.unary', 'tcomp.binary']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from hypothesis import strategies as st
+
+from _fuzz.opbase import Op
+from _fuzz.ops_prog import _POLICIES, _ok, _ProgOp
+
+# Helpers every script defines (appended to programs.HELPERS).
+HELPERS = """
+def _jet(T, f, primals, series):
+    # experimental.jet.jet of either library (the module is imported on first use)
+    import importlib
+
+    return importlib.import_module(T.__name__ + ".experimental.jet").jet(f, primals, series)
+
+
+def _tprobe(T, np, tree, scale=1.0):
+    # _probe of every leaf of a pytree (cotangents and tangents of pytree outputs)
+    return T.tree_util.tree_map(lambda v: _probe(np, v) * np.asarray(scale, np.result_type(v)), tree)
+
+
+def _tc_cjvp(T, np, x, k):
+    # a custom_jvp of x with a nondiff Python scalar k whose rule is not the derivative
+    def g(k, a):
+        return np.sin(a) * k + a * a
+
+    g = T.custom_jvp(g, nondiff_argnums=(0,))
+
+    def rule(k, primals, tangents):
+        (a,), (t,) = primals, tangents
+        return g(k, a), (np.cos(a) * (k + 1.0) + a) * t
+
+    g.defjvp(rule)
+    return g(k, x)
+
+
+def _tc_cvjp(T, np, x, y, k):
+    # a custom_vjp of (x, y) (broadcast together) with a nondiff Python scalar k; the backward rule
+    # is not the derivative
+    def g(k, a, b):
+        return np.tanh(a) * b + k * a
+
+    g = T.custom_vjp(g, nondiff_argnums=(0,))
+
+    def fwd(k, a, b):
+        return g(k, a, b), (a, b)
+
+    def bwd(k, res, ct):
+        a, b = res
+        return ct * (1.0 - np.tanh(a) ** 2) * b * 2.0 + k, ct * np.tanh(a) - 0.5 * ct
+
+    g.defvjp(fwd, bwd)
+    return g(k, *np.broadcast_arrays(x, y))
+"""
+
+# ----------------------------------------------------------------------------------------------
+# The body's steps: X, Y are operand names (Y may be a scalar literal); float in, float out.
+
+_UNARY = [
+    "np.sin(X)", "np.cos(X)", "np.tanh(X)", "np.exp(X)", "np.log1p(X * X)", "np.abs(X)", "np.square(X)",
+    "np.sqrt(X * X + 0.5)", "nn.relu(X)", "nn.sigmoid(X)", "nn.softplus(X)", "special.erf(X)",
+    "np.arctan(X)", "np.sinh(X)", "lax.integer_pow(X, 3)", "X ** 2", "-X", "np.expm1(X)", "nn.gelu(X)",
+    "np.maximum(X, 0.0)", "np.minimum(X, 0.5)", "np.clip(X, -0.5, 1.0)", "np.where(X > 0, X, 0.1 * X)",
+    "np.sign(X) * X", "lax.stop_gradient(X) * X", "nn.silu(X)", "np.log(np.abs(X) + 1.0)",
+    "1.0 / (X * X + 1.0)",
+    "np.cbrt(X * X + 1.0)", "lax.rsqrt(X * X + 1.0)", "np.floor(X) + X", "np.round(X) * X", "nn.elu(X)",
+    "np.logaddexp(X, 0.0)", "special.logit(nn.sigmoid(X))", "np.arcsinh(X)", "np.cosh(X)", "X * 0.5 + 1",
+]  # fmt: skip
+_BINARY = [
+    "X + Y", "X - Y", "X * Y", "X / (Y * Y + 1.0)", "np.maximum(X, Y)", "np.minimum(X, Y)",
+    "np.arctan2(X, Y)", "np.hypot(X, Y)", "np.where(X > Y, X, Y)", "np.logaddexp(X, Y)", "X ** 2 * Y",
+    "lax.stop_gradient(X) * Y", "np.copysign(X, Y)", "special.xlogy(X * X, Y * Y + 1.0)",
+    "np.where(X > 0, np.sin(Y), X)", "X * np.cos(Y)", "lax.select(X > Y, X * Y, Y)",
+]  # fmt: skip
+# Functions at the edges of their domains (zeros, signed zeros, NaN and inf of the inputs' pool):
+# where derivatives are inf, NaN or a convention (JAX's NaN gradients through where's dead branch).
+_EDGE = [
+    "np.sqrt(X)", "np.log(X)", "np.arctanh(X)", "np.arcsin(X)", "np.arccos(X)", "X ** 0.5",
+    "np.power(X, 1.5)",
+    "np.fmod(X, 0.7)", "lax.rem(X, -0.7)", "np.remainder(X, 0.7)", "np.abs(X) ** 3", "np.sqrt(np.abs(X))",
+    "1 / X", "np.tan(X)", "np.where(X > 0, np.log(X), 0.0)", "np.where(X > 0, np.sqrt(X), X)",
+    "np.maximum(X, X)",
+    "np.linalg.norm(X)", "np.cbrt(X)", "lax.rsqrt(X)", "special.gammaln(X)", "np.sinc(X)", "np.log1p(X)",
+    "special.xlogy(X, X)", "special.xlog1py(X, X)", "special.entr(X)", "np.arccosh(X)", "np.arcsinh(X)",
+    "np.power(X, 0.0)", "np.power(X, 2.0)", "np.power(2.0, X)", "np.power(X, X)", "np.float_power(X, 3)",
+    "lax.pow(X, 3)", "np.exp2(X)", "np.log2(X)", "np.log10(X)", "np.hypot(X, X)", "np.arctan2(X, X)",
+    "special.logit(X)", "nn.log_sigmoid(X)", "np.tanh(X) / X", "X / np.abs(X)", "special.erfinv(X)",
+    "np.heaviside(X, 0.5) * X", "np.clip(X, 0.0, 0.0)", "lax.clamp(0.0, X, 1.0)", "np.round(X, 1)",
+    "special.i0e(X)", "special.i1(X)", "special.digamma(X)", "np.logaddexp2(X, X)", "np.deg2rad(X)",
+]  # fmt: skip
+_SCALARS = ["2.0", "0.5", "-1.5", "3", "0.0", "-0.0"]
+_REDUCE = [
+    "np.sum(X, axis={ax}, keepdims={k})", "np.mean(X, axis={ax}, keepdims={k})",
+    "np.max(X, axis={ax}, keepdims={k})", "np.min(X, axis={ax}, keepdims={k})",
+    "np.prod(X, axis={ax}, keepdims={k})", "np.var(X, axis={ax}, keepdims={k})",
+    "special.logsumexp(X, axis={ax}, keepdims={k})", "np.cumsum(X, axis={ax1})",
+    "np.cumprod(X, axis={ax1})", "lax.cummax(X, axis={ax0}, reverse={k})", "nn.softmax(X, axis={ax})",
+    "nn.log_softmax(X, axis={ax})", "np.linalg.norm(X, axis={ax}, keepdims={k})", "np.sort(X, axis={ax1})",
+    "lax.cumsum(X, axis={ax0}, reverse={k})", "lax.cumlogsumexp(X, axis={ax0}, reverse={k})",
+    "np.std(X, axis={ax}, keepdims={k})", "np.amax(X * X, axis={ax})", "np.median(X, axis={ax})",
+]  # fmt: skip
+_DOT = [
+    "X @ Y", "np.dot(X, Y)", "np.outer(X, Y)", "np.einsum('...i,...i->...', X, Y)", "np.inner(X, Y)",
+    "np.einsum('i,j->ij', np.ravel(X), np.ravel(Y))", "np.einsum('ij,j->i', np.atleast_2d(X), np.ravel(Y))",
+    "np.tensordot(X, Y, axes=1)", "np.vdot(X, Y)", "np.einsum('...,...->...', X, Y)",
+    "lax.dot(np.ravel(X), np.ravel(Y))", "np.matmul(np.atleast_2d(X), np.atleast_2d(Y).T)",
+    "np.einsum('ij,kj->ik', np.atleast_2d(X), np.atleast_2d(Y))", "np.kron(X, Y)",
+]  # fmt: skip
+_INDEX = [
+    "X[0]", "X[-1]", "X[::-1]", "X[1:]", "X[..., ::2]", "X[np.array([0, 0, -1])]", "X[None]",
+    "X.at[0].set(Y)", "X.at[-1].add(Y)", "X.at[np.array([0, 0, -1])].add(Y)", "X.at[np.array([1, 0])].mul(Y)",
+    "X.at[np.array([0, 0])].max(Y)", "X.at[np.array([0, 0])].min(Y)",
+    "X.at[np.array([0, 5])].set(Y, mode='drop')",
+    "X.at[np.array([0, 5])].get(mode='fill', fill_value=-1.0)",
+    "np.take(X, np.array([0, 3, -5]), mode='clip')",
+    "lax.dynamic_slice_in_dim(X, 1, 1)", "lax.dynamic_update_slice_in_dim(X, X[:1] * 2.0, 1, axis=0)",
+    "np.take_along_axis(X, np.argsort(X, axis=-1), axis=-1)", "X[np.argmax(X)]",
+    "lax.dynamic_index_in_dim(X, -1, keepdims=False)", "X.at[1:].set(0.0)", "np.where(X > 0.5)[0].size * X",
+]  # fmt: skip
+_SHAPE = [
+    "np.reshape(X, (-1,))", "np.expand_dims(X, -1)", "X.T", "np.moveaxis(X, 0, -1)", "np.squeeze(X)",
+    "np.concatenate([X, Y], axis=-1)", "np.stack([X, Y], axis=-1)", "np.broadcast_to(X, (2,) + np.shape(X))",
+    "np.tile(X, 2)", "np.repeat(X, 2, axis=0)", "np.flip(X, -1)", "np.roll(X, 1)", "np.pad(X, 1)",
+    "np.pad(X, ((1, 0),), mode='edge')", "np.reshape(X, np.shape(X)[::-1])", "np.swapaxes(X, 0, -1)",
+    "np.atleast_2d(X)", "lax.rev(X, (0,))", "np.triu(np.atleast_2d(X))", "np.diagonal(np.atleast_2d(X))",
+]  # fmt: skip
+# Control flow and custom rules as steps: F is a body function text of (u, v) built from a unary
+# and a binary step of the tables above.
+_FLOW = [
+    "lax.cond(np.sum(X) > 0, lambda u, v: {f}, lambda u, v: {g}, X, Y)",
+    "lax.switch(np.clip(np.sum(X > 0), 0, 2), [lambda u, v: {f}, lambda u, v: {g}, lambda u, "
+    "v: u * 0.0 + v], X, Y)",
+    "lax.while_loop(lambda c: c[0] < {n}, lambda c: (c[0] + 1, (lambda u, v: {f})(c[1], Y)), (0, X))[1]",
+    "lax.fori_loop(0, {n}, lambda i, c: (lambda u, v: {f})(c, a) * 0.5 + c * 0.5, X)",
+    "lax.fori_loop(0, {n}, lambda i, c: (c[0] * np.cos(c[1]), c[1] + 0.5 * c[0]), (X, Y))[{k}]",
+    "lax.scan(lambda c, x: ((lambda u, v: {f})(c, x), c * x), np.atleast_1d(X)[0], "
+    "np.atleast_1d(X), reverse={r}, unroll={un})[{k}]",
+    "lax.scan(lambda c, x: (c + x * Y, np.sin(c) * x), np.zeros_like(np.atleast_1d(X)[0] * Y), "
+    "np.atleast_1d(X), reverse={r})[{k}]",
+    "lax.scan(lambda c, x: ((c[0] * np.cos(x) + c[1], c[1] - 0.5 * x), c[0] * x), (X, Y), None, "
+    "length={n}, reverse={r})[{k}]",
+    "lax.map(lambda x: (lambda u, v: {f})(x, np.sum(x)), np.atleast_1d(X))",
+    "lax.map(lambda x: (lambda u, v: {g})(x, Y), np.atleast_1d(X), batch_size=2)",
+    "lax.associative_scan(lax.add, X, reverse={r})", "lax.associative_scan(np.maximum, X, axis=-1)",
+    "_tc_cjvp(T, np, X, {s})", "_tc_cvjp(T, np, X, Y, {s})",
+    "T.checkpoint(lambda u, v: {f}, policy=T.checkpoint_policies.{p})(X, Y)",
+    "T.checkpoint(lambda u, v: {g}, prevent_cse=False)(X, Y)",
+    "T.checkpoint(lambda u, v: {f}, static_argnums=(1,))(X, {s})",
+    "lax.stop_gradient(X) + Y - lax.stop_gradient(Y)",
+]  # fmt: skip
+
+
+def _step(draw, names):
+    pool = draw(
+        st.sampled_from(["u", "u", "e", "e", "b", "bs", "r", "dot", "idx", "shape", "flow", "flow", "flow"])
+    )
+    x = draw(st.sampled_from(names[-2:] + names))
+    y = draw(st.sampled_from(names[-2:] + names))
+    if pool in ("u", "e"):
+        return draw(st.sampled_from(_UNARY if pool == "u" else _EDGE)).replace("X", x)
+    if pool in ("b", "bs"):
+        y = draw(st.sampled_from(_SCALARS)) if pool == "bs" else y
+        if draw(st.booleans()):
+            x, y = y, x
+        return draw(st.sampled_from(_BINARY)).replace("X", x).replace("Y", y)
+    if pool == "r":
+        ax, ax1, ax0 = (
+            draw(st.sampled_from(["-1", "0", "None", "(0, -1)", "1"])),
+            draw(st.sampled_from(["-1", "0", "None"])),
+            draw(st.sampled_from(["-1", "0"])),
+        )
+        k = draw(st.booleans())
+        return draw(st.sampled_from(_REDUCE)).format(ax=ax, ax1=ax1, ax0=ax0, k=k).replace("X", x)
+    if pool in ("dot", "idx", "shape"):
+        table = {"dot": _DOT, "idx": _INDEX, "shape": _SHAPE}[pool]
+        return draw(st.sampled_from(table)).replace("X", x).replace("Y", y)
+    f = draw(st.sampled_from(_BINARY)).replace("X", "u").replace("Y", "v")
+    g = draw(st.sampled_from(_UNARY)).replace("X", "u") + " * v"
+    f1 = draw(st.sampled_from(_UNARY)).replace("X", "u")
+    params = dict(
+        f=f, g=g, f1=f1, n=draw(st.sampled_from([0, 1, 3])), k=draw(st.sampled_from([0, 1])),
+        r=draw(st.booleans()), un=draw(st.sampled_from([1, 2])), s=draw(st.sampled_from([0.5, 2.0, -1.0])),
+        p=draw(st.sampled_from(_POLICIES)),
+    )  # fmt: skip
+    step = draw(st.sampled_from(_FLOW))
+    # (a in a loop body: the input, a closure over a traced value)
+    return step.format(**params).replace("X", x).replace("Y", y)
+
+
+def _body(draw, call, avals):
+    """A function text ``(lambda a, b: (t0 := ..., ...)[-1])`` of 2-6 float steps valid on avals."""
+    names, steps = ["a", "b"], []
+    n = draw(st.integers(2, 6))
+    for _ in range(n):
+        for _attempt in range(6):
+            step = _step(draw, names)
+            body = ", ".join([*steps, f"t{len(steps)} := {step}"])
+            out = _ok(f"(lambda a, b: ({body},)[-1]){call}", avals)
+            if out is not None and out[1] in ("float32", "float64"):
+                steps.append(f"t{len(steps)} := {step}")
+                names.append(f"t{len(steps) - 1}")
+                break
+    if not steps:
+        return None
+    return f"(lambda a, b: ({', '.join(steps)},)[-1])"
+
+
+# The transformations of a function text F of (a, b) to a pytree: a function text of (a, b).
+_LAYERS = [
+    "jit", "grad", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jvp", "jvp", "vjp", "vjp",
+    "linearize", "linearize", "vmap", "vmap", "vmap", "jet", "jet", "eval_shape",
+]  # fmt: skip
+_JACOBIAN = {"jacfwd": 1, "jacrev": 1, "hessian": 2}
+
+
+def _layer(draw, f):
+    w = draw(st.sampled_from(_LAYERS))
+    s = f"_scalar(T, np, {f}(a, b))"
+    if w == "jit":
+        return w, f"T.jit({f})"
+    if w in ("grad", "value_and_grad"):
+        argnums = draw(st.sampled_from(["0", "1", "(0, 1)", "(1, 0)"]))
+        return w, f"(lambda a, b: T.{w}(lambda a, b: {s}, argnums={argnums})(a, b))"
+    if w in ("jacfwd", "jacrev"):
+        argnums = draw(st.sampled_from(["0", "1", "(0, 1)"]))
+        return w, f"(lambda a, b: T.{w}({f}, argnums={argnums})(a, b))"
+    if w == "hessian":
+        argnums = draw(st.sampled_from(["0", "1", "(0, 1)"]))
+        return w, f"(lambda a, b: T.hessian(lambda a, b: {s}, argnums={argnums})(a, b))"
+    if w == "jvp":
+        if draw(st.booleans()):
+            return w, f"(lambda a, b: T.jvp({f}, (a, b), (_probe(np, a), _tprobe(T, np, b, -2.0))))"
+        return w, f"(lambda a, b: T.jvp(lambda a: {f}(a, b), (a,), (_probe(np, a),))[1])"
+    if w == "vjp":
+        if draw(st.booleans()):
+            return w, f"(lambda a, b: (lambda o: o[1](_tprobe(T, np, o[0])))(T.vjp({f}, a, b)))"
+        return (
+            w,
+            f"(lambda a, b: (lambda o: (o[0], o[1](_tprobe(T, np, o[0], -1.5))))"
+            f"(T.vjp(lambda a: {f}(a, b), a)))",
+        )
+    if w == "linearize":
+        # (the linear function called twice, on different tangents)
+        return w, (
+            f"(lambda a, b: (lambda o: (o[0], o[1](_probe(np, a), _probe(np, b)), "
+            f"o[1](_tprobe(T, np, a, -3.0), _tprobe(T, np, b, 0.5))))(T.linearize({f}, a, b)))"
+        )
+    if w == "vmap":
+        ia, ib = (
+            draw(st.sampled_from(["0", "1", "-1", "None", "-2"])),
+            draw(st.sampled_from(["0", "-1", "None", "None"])),
+        )
+        oa, n = draw(st.sampled_from(["0", "1", "-1", "-2"])), draw(st.sampled_from([2, 3, 1]))
+        if ia == ib == "None":
+            return w, f"(lambda a, b: T.vmap({f}, in_axes=(None, None), out_axes={oa}, axis_size={n})(a, b))"
+        return w, (
+            f"(lambda a, b: T.vmap({f}, in_axes=({ia}, {ib}), out_axes={oa})"
+            f"(_batch(np, a, {ia}, {n}), _batch(np, b, {ib}, {n})))"
+        )
+    if w == "jet":
+        if draw(st.booleans()):
+            return w, (
+                f"(lambda a, b: _jet(T, {f}, (a, b), ((_probe(np, a), _tprobe(T, np, a, 0.5)), "
+                f"(_tprobe(T, np, b, -1.0), _tprobe(T, np, b, 0.25)))))"
+            )
+        return (
+            w,
+            f"(lambda a, b: _jet(T, lambda a: {f}(a, b), (a,), "
+            f"((_probe(np, a), _probe(np, a), _probe(np, a)),)))",
+        )
+    # eval_shape: the value plus zeros of its struct (a struct's shape or dtype not the value's shows)
+    return w, (
+        f"(lambda a, b: T.tree_util.tree_map(lambda v, s: v + np.zeros(s.shape, s.dtype), {f}(a, b), "
+        f"T.eval_shape({f}, a, b)))"
+    )
+
+
+def _program(arity):
+    def drawn(avals):
+        @st.composite
+        def strategy(draw):
+            if any(str(d) in ("float16", "bfloat16") for _, d in avals):
+                return {"e": "None"}  # (16-bit floats: not this table's)
+            call = "(\x000, \x001)" if arity == 2 else f"(\x000, {draw(st.sampled_from(['0.5', '-1.5']))})"
+            f = _body(draw, call, avals)
+            if f is None:
+                return {"e": "None"}
+            size = math.prod(avals[0][0]) if avals[0][0] else 1
+            weight, depth = 0, 0
+            target = draw(st.integers(2, 4))
+            for _ in range(3 * target):
+                if depth == target:
+                    break
+                w, g = _layer(draw, f)
+                if weight + _JACOBIAN.get(w, 0) > (3 if size <= 3 else 2):
+                    continue
+                if _ok(f"_pack(T, np, {g}{call})", avals) is not None:
+                    f, depth, weight = g, depth + 1, weight + _JACOBIAN.get(w, 0)
+            if depth < 2:
+                return {"e": "None"}
+            return {"e": f"_pack(T, np, {f}{call})"}
+
+        return strategy()
+
+    return drawn
+
+
+@dataclasses.dataclass(frozen=True)
+class _StackOp(_ProgOp):
+    """A program with its own stack: the case's stack adds at most ``max_outer`` transformations
+    around it (``programs.cases``; deeper, nested hessians run for minutes on both sides)."""
+
+    max_outer: int = 1
+
+
+TCOMP: list[Op] = [
+    _StackOp("tcomp.unary", "", arity=1, kinds="f", drawn=_program(1)),
+    _StackOp("tcomp.binary", "", arity=2, kinds="f", drawn=_program(2)),
+]
