@@ -58,6 +58,9 @@ value and what to do instead:
                                 either way a leaked tracer raises UnexpectedTracerError when used.
 ``jax_disable_bwd_checks``      False (default) or True: a custom_vjp ``bwd``'s cotangents are not
                                 checked against the primal inputs' shapes (JAX's flag).
+``jax_log_checkpoint_residuals`` False (default) or True: what a differentiated checkpoint saves is
+                                logged at WARNING (``remat-decorated function saving ...``, logger
+                                ``funcgrad.checkpoint``) instead of DEBUG (JAX's flag).
 ``jax_allow_f16_reductions``    True (default) or False: False refuses ``lax.reduce_sum`` of float16/bfloat16
                                 values over an axis longer than 1 (JAX's flag; ``jnp.sum`` sums them in
                                 float32 and is not refused).

@@ -21,6 +21,7 @@ from typing import Any
 
 from funcgrad import _disable_jit, _jit_route, _key_reuse, _sharding_types, _transfer_guard, debug, xla_bridge
 from funcgrad._user_contexts import make_user_context
+from funcgrad._vma import set_auto_pcast
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
 from funcgrad.kernel import custom_rule_args as _custom_rule_args
@@ -31,7 +32,7 @@ from funcgrad.kernel.environment import bool_env, truth_value
 from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
-from funcgrad.primitives import _eager_memory
+from funcgrad.primitives import _eager_memory, _remat_log
 from funcgrad.primitives import reductions as _reductions
 from funcgrad.primitives import sharding as _sharding_prims
 from funcgrad.xla_bridge import compile_cache as _compile_cache
@@ -390,6 +391,12 @@ _FLAG_LIST = [
         _custom_rule_args.set_bwd_checks_disabled,
     ),
     _Flag(
+        "jax_log_checkpoint_residuals",
+        False,
+        _bool("jax_log_checkpoint_residuals"),
+        lambda v: _remat_log.log_checkpoint_residuals.__setitem__(0, v),
+    ),
+    _Flag(
         "jax_allow_f16_reductions",
         True,
         _bool("jax_allow_f16_reductions"),
@@ -401,6 +408,7 @@ _FLAG_LIST = [
         _bool("jax_disable_vmap_shmap_error"),
         _sharding_prims.set_vmap_shmap_error_disabled,
     ),
+    _Flag("jax_auto_pcast", True, _bool("jax_auto_pcast"), set_auto_pcast),
     _Flag(
         "jax_remove_size_one_mesh_axis_from_type",
         False,

@@ -36,6 +36,7 @@ import types
 from collections.abc import Callable
 from typing import NamedTuple
 
+from funcgrad.primitives._remat_log import log_saved
 from funcgrad.primitives.bitcast import reduce_precision_p
 from funcgrad.primitives.callbacks import debug_callback_p, io_callback_in
 from funcgrad.primitives.control_flow import _merge_residuals, cond_p
@@ -434,6 +435,7 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     # Tangent program: recompute the unsaved residuals from the known inputs and saved values; the
     # known inputs it does not read are not passed (they would be residuals of an enclosing vjp).
     recompute_jaxpr, used_inputs = _recompute_then(known, unknown, res_vars, plan)
+    log_saved([v for v, u in zip(kj.invars, used_inputs) if u], plan.forward_eqns, plan.saved)  # (JAX's log)
     used_args = [a for a, used in zip(known_args, used_inputs) if used]
     # (JAX's order: the saved values, then the inputs the tangent program reads)
     staged_args = [*saved_vals, *used_args, *(a for a, uk in zip(args, unknowns) if uk)]

@@ -401,6 +401,44 @@ def test_a_jitted_calls_input_residual_is_forwarded_not_returned_as_jax():
     np.testing.assert_allclose(g(funcgrad, fnp)(x, y), g(jax, jax.numpy)(x, y), rtol=1e-15)
 
 
+def test_the_log_of_saved_values_is_jaxs(caplog):
+    # api_test's test_remat_residual_logging: each split of a checkpoint logs what it saves, in
+    # JAX's words (DEBUG; WARNING under jax_log_checkpoint_residuals)
+    import logging
+
+    jax = _jax()
+
+    def logged(lib, np_, policy, level=logging.DEBUG, first="sin"):
+        def f(x):
+            x = getattr(np_, first)(x)
+            return np_.cos(x.sum())
+
+        caplog.clear()
+        with caplog.at_level(level):
+            lib.grad(lib.checkpoint(f, policy=policy))(np.arange(3.0))
+        lines = []
+        for r in caplog.records:
+            if r.getMessage().startswith("remat-decorated"):
+                for line in r.getMessage().splitlines():
+                    line = re.sub(r"(:\d+):\d+ \(", r"\1 (", line)
+                    lines.append(re.sub(r"\((?:[\w<>]+\.)+([\w<>]+)\)$", r"(\1)", line))
+        return lines
+
+    for policy in (None, lambda *_, **__: True, lambda p, *_, **__: str(p) == "cos"):
+        ours, theirs = logged(funcgrad, fnp, policy), logged(jax, jax.numpy, policy)
+        assert ours == theirs and ours[0].startswith("remat-decorated function saving")
+    # (another program each time: eager grad reuses the program it made for the same one, unlogged)
+    assert logged(funcgrad, fnp, None, logging.WARNING, "tan") == []
+    funcgrad.config.update("jax_log_checkpoint_residuals", True)
+    try:
+        assert logged(funcgrad, fnp, None, logging.WARNING, "tanh") == [
+            "remat-decorated function saving inputs with shapes:",
+            "  float64[3]",
+        ]
+    finally:
+        funcgrad.config.update("jax_log_checkpoint_residuals", False)
+
+
 # ----------------------------------------------------------------------------------------------
 # JAX's tutorial "Gradient checkpointing with jax.checkpoint", on both
 
