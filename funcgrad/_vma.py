@@ -32,6 +32,7 @@ from funcgrad import _shard_map_eager as _eager
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.numpy._core import asarray
+from funcgrad.primitives import _unreduced_rules as ur
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import control_flow as cf
 from funcgrad.primitives import elementwise as ew
@@ -142,6 +143,28 @@ def _reads_pcast(jaxpr) -> bool:
         if any(_reads_pcast(_open(j)) for j in ir.jaxprs_in_params(eqn.params)):
             return True
     return False
+
+
+auto_pcast = [True]  # jax_auto_pcast (funcgrad/_config_flags.py)
+
+
+def set_auto_pcast(on: bool) -> None:
+    """``jax_auto_pcast``: whether an elementwise operation of values varying along different
+    manual axes casts them to vary alike (JAX's default) or is JAX's ValueError."""
+    auto_pcast[0] = bool(on)
+
+
+def check_matching_vma(p, vin) -> None:
+    """With ``jax_auto_pcast`` off, JAX's standard_vma_rule: the operands of an elementwise
+    operation must vary along the same manual axes (in its words)."""
+    if auto_pcast[0] or len(vin) < 2 or p not in ur._nary:
+        return
+    if any(frozenset(v) != frozenset(vin[0]) for v in vin[1:]):
+        raise ValueError(
+            f"Primitive {p.name} requires varying manual axes to match, but got {[set(v) for v in vin]}. "
+            "Please open an issue at https://github.com/jax-ml/jax/issues and as a temporary workaround "
+            "pass the check_vma=False argument to `jax.shard_map`"
+        )
 
 
 def check_control_flow_vma(p, params, vin) -> None:

@@ -55,6 +55,7 @@ from funcgrad._vma import (
     _varying,
     _varying_env,
     check_control_flow_vma,
+    check_matching_vma,
     check_out_vma,
     eqn_varying,
     vma_adjustment,
@@ -532,6 +533,7 @@ def _checked_eqn_varying(p, params, vin, n_out):
     or carries vary along different manual axes, as JAX's types do (its values' axes are exact
     there; a staged body's are not: ``pcast`` is not staged)."""
     check_control_flow_vma(p, params, vin)
+    check_matching_vma(p, vin)
     return eqn_varying(p, params, vin, n_out)
 
 
@@ -825,6 +827,7 @@ def _apply_vma(primitive, avals, out, params):
     if not manual or not getattr(_staged_frames, "stack", ()):
         return out
     vin = [getattr(a, "manual_axis_type", ir.ManualAxisType()).varying for a in avals]
+    check_matching_vma(primitive, vin)
     many = primitive.multiple_results
     outs = list(out) if many else [out]
     varying = eqn_varying(primitive, params, vin, len(outs))

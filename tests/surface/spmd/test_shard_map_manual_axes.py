@@ -187,6 +187,17 @@ def pv_body(a):
 pv = jax.shard_map(pv_body, mesh=m4, in_specs=P(), out_specs=P("x"))
 cases["pvary staged"] = [desc(jax.jit(pv)(np.arange(8.0, dtype=np.float32))), desc(jax.grad(
     lambda a: pv(a).sum())(np.arange(8.0, dtype=np.float32))), seen_v[1:]]
+# jax_auto_pcast off: an elementwise operation of values varying along different manual axes is
+# JAX's ValueError (JAX's test_no_auto_pcast_config), eager and under jit
+with jax.set_mesh(jax.sharding.Mesh(np.asarray(d[:2]), ("i",), axis_types=(AxisType.Explicit,))):
+    sm = jax.smap(lambda a, b: a * b, in_axes=(0, None), out_axes=0, axis_name="i")
+    za, zb = jax.device_put(jnp.zeros((2, 2)), P("i", None)), jax.device_put(jnp.zeros((2, 2)), P())
+    jax.config.update("jax_auto_pcast", False)
+    try:
+        cases["auto_pcast off"] = [error(lambda: g(za, zb)) for g in (sm, jax.jit(sm))]
+    finally:
+        jax.config.update("jax_auto_pcast", True)
+    cases["auto_pcast on"] = desc(jax.jit(sm)(za, zb))
 # jax_remove_size_one_mesh_axis_from_type: a spec's size-1 axes are in no type, nor in a body's
 # varying axes (JAX's shard_map_test test_remove_one_sized_mesh_axis_from_vma); pcast over them
 # only is no cast, even outside shard_map (test_pvary_no_op_one_sized_mesh_axis)
@@ -250,6 +261,8 @@ def results():
         "pcast to unreduced",
         "grad of jit of unreduced argument",
         "pvary staged",
+        "auto_pcast off",
+        "auto_pcast on",
         "pcast over size-one axes",
     ],
 )
