@@ -411,33 +411,11 @@ def einsum_path(subscripts, /, *operands, optimize="greedy"):
     return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
 def _interleaved_subscripts(first, rest) -> tuple[str, tuple]:
     """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])`` as a subscripts string
-    and the operands (sublists hold integers 0..51 and ``...``)."""
-    items = (first, *rest)
-    operands, sublists = list(items[0::2]), list(items[1::2])
-    output = None
-    if len(operands) > len(sublists):  # an odd count: the last item is the output sublist
-        output = operands.pop()
-
-    def letters(sublist) -> str:
-        out = []
-        for s in sublist:
-            if s is Ellipsis:
-                out.append("...")
-            elif isinstance(s, int | np.integer) and 0 <= s < len(_LETTERS):
-                out.append(_LETTERS[s])
-            else:
-                raise ValueError(f"einsum: subscripts must be integers in [0, 52) or ..., got {s!r}")
-        return "".join(out)
-
-    subscripts = ",".join(letters(s) for s in sublists)
-    if output is not None:
-        subscripts += "->" + letters(output)
-    return subscripts, tuple(operands)
+    and the operands, as JAX's (opt_einsum's conversion): a sublist holds ``...`` and any hashable,
+    comparable labels (integers, or names: penzai's ``'tq'``), lettered in their sorted order."""
+    return opt_einsum.parser.convert_interleaved_input((first, *rest))
 
 
 def _several_contractions(args) -> bool:

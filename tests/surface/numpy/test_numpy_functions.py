@@ -798,8 +798,24 @@ def test_einsum_interleaved_form_matches_numpy():
         (np.eye(3), [0, 0], []),
     ]:
         _close(fnp.einsum(*args), np.einsum(*args))
-    with pytest.raises(ValueError, match="integers"):
-        fnp.einsum(a, [0, 1, 99])
+
+
+@pytest.mark.slow
+def test_einsum_interleaved_labels_are_any_hashables_as_jax():
+    # JAX hands the interleaved form to opt_einsum, whose labels are any sortable hashables
+    # (penzai's named-axis einsums label with strings: 'tq'); NumPy takes integers below 52 only.
+    jnp = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra").numpy
+    a, b = _RNG.random((2, 3, 4)), _RNG.random((4, 5))
+    for args in [
+        (a, ["tq", "k", "x"], b, ["x", "y"], ["y", "tq"]),
+        (a, [0, 1, 99], b, [99, 60]),
+        (a, [Ellipsis, "x"], b, ["x", "y"], [Ellipsis, "y"]),
+    ]:
+        ours, theirs = np.asarray(fnp.einsum(*args)), np.asarray(jnp.einsum(*args))  # (jax: float32)
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    with pytest.raises(TypeError, match="hashable and comparable"):
+        fnp.einsum(a, [0, "x", 1])  # (unsortable labels: opt_einsum's error)
 
 
 def test_partition_and_argpartition_arrange_as_jax():
