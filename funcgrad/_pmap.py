@@ -61,6 +61,21 @@ def _in_axes_error(axes_spec, args: tuple, kwargs: dict) -> ValueError:
     return ValueError(msg)
 
 
+def _copy_if_moved(arg, axis):
+    """A donated argument as JAX's pmap donates it: an array on one device that the map spreads over
+    several is copied there first, and the copy is donated (the original stays alive); one already
+    laid out over several devices (a pmap's result) is donated itself, and deleted."""
+
+    def leaf(x):
+        devices = getattr(getattr(x, "sharding", None), "device_set", None)
+        if devices is None or len(devices) != 1:
+            return x
+        spread = axis is None or not isinstance(axis, int) or (x.ndim > axis and x.shape[axis] > 1)
+        return x.copy() if spread else x
+
+    return tu.tree_map(leaf, arg)
+
+
 def pmap(
     fun: Callable,
     axis_name=None,
@@ -201,7 +216,9 @@ def pmap(
         return tu.tree_unflatten(out_tree, result)
 
     run.__name__ = f"pmap_{name}"
-    jitted = JittedFunction(run, static_argnums=statics, donate_argnums=donate_argnums or None)
+    # (donate_argnums=0 is argument 0: not "or None", which dropped it -- JAX's pmap donates it)
+    donated = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums or ())
+    jitted = JittedFunction(run, static_argnums=statics, donate_argnums=donated or None)
 
     def pmapped(*args, **kwargs):
         if statics and max(statics) >= len(args):  # (JAX's check and words)
@@ -210,6 +227,13 @@ def pmap(
                 f"pmapped function has static_broadcasted_argnums={statics} but was called with only "
                 f"{n} positional argument{'s' if n > 1 else ''}. All static broadcasted arguments must "
                 "be passed positionally."
+            )
+        if donated:
+            args = tuple(
+                _copy_if_moved(a, in_axes[i] if isinstance(in_axes, tuple | list) else in_axes)
+                if i in donated
+                else a
+                for i, a in enumerate(args)
             )
         return jitted(*args, **kwargs)
 

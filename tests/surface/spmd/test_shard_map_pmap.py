@@ -5,6 +5,8 @@ shard_map or pmap body is refused with a clear error (jax 0.10 refuses it too)."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from _jax_oracle import run_jax
@@ -134,3 +136,31 @@ def test_pmap_inside_a_shard_map_or_pmap_body_is_refused():
             g(np.ones((8, 1)))
     with pytest.raises(ValueError, match="cannot be nested"):
         funcgrad.pmap(funcgrad.pmap(lambda v: v, axis_name="j"), axis_name="i")(np.ones((2, 4)))
+
+
+PMAP_DONATION = """
+import json, jax, jax.numpy as jnp
+def cases(lib, np_):
+    move = lib.pmap(lambda x: x + x - x, donate_argnums=0)
+    out = []
+    for n in (8, 1):  # a pmap's result, on the map's devices: donated itself, deleted
+        x = lib.pmap(lambda x: x)(np_.ones([n]))
+        y = move(x)
+        out.append([x.is_deleted(), [float(v) for v in y]])
+    for n in (8, 2):  # one device's array spread over several: a copy is donated, it stays
+        a = np_.ones([n])
+        out.append([float(move(a)[0]), a.is_deleted()])
+    two = lib.pmap(lambda a, b: a * b, donate_argnums=(1,))
+    a, b = np_.ones([2]), np_.ones([2]) * 2
+    out.append([[float(v) for v in two(a, b)], a.is_deleted(), b.is_deleted()])
+    return out
+"""
+
+
+def test_pmap_donation_as_jax():
+    # api_test's BufferDonationTest test_pmap_donate_argnums_invalidates_input: donate_argnums=0 was
+    # dropped (`0 or None`); now donated as JAX's pmap does, a copy where the map moves the value
+    want = run_jax(PMAP_DONATION + "print(json.dumps(cases(jax, jnp)))")
+    scope: dict = {}
+    exec(PMAP_DONATION.replace("import json, jax, jax.numpy as jnp", ""), scope)
+    assert json.loads(json.dumps(scope["cases"](funcgrad, funcgrad.numpy))) == want
