@@ -4,7 +4,7 @@
 recomputed, in the jaxpr the transformations produced. A *differentiated* ``checkpoint`` (the
 backward program of a checkpoint: recomputation, then the transposed tangent work) is lowered
 inside a conditional XLA cannot resolve at compile time (NOTE: [remat on XLA]).
-``name`` (``checkpoint_name``) is the identity (partial evaluation has already read the name).
+(``name``, ``checkpoint_name``, is the naming family's: rules/naming.py.)
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, ``xla_bridge.emitter`` and the
 placement family's rules (``rules/placement.py``: the barrier a differentiated checkpoint reads its
@@ -30,7 +30,7 @@ inputs through).
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives.remat import checkpoint_p, name_p
+from funcgrad.primitives.remat import checkpoint_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 from funcgrad.xla_bridge.rules.placement import barrier
 
@@ -68,8 +68,3 @@ def _checkpoint(ctx, *args, jaxpr, policy, differentiated):
 
 def _return(r, outs, types) -> None:
     r.raw(f'"stablehlo.return"({", ".join(outs)}) : ({", ".join(types)}) -> ()')
-
-
-@register(name_p)
-def _name(ctx, x, *, name):
-    return x  # checkpoint_name is the identity once partial evaluation has read the name
