@@ -566,6 +566,26 @@ def _batch(
 # result read back from the device for NumPy's next step), which would slow every eager program
 # of small matrices 2-3x for a last-place difference. The interpreter of eager grad's cached
 # programs (NOTE: [eager grad program cache]) keeps NumPy's impl throughout.
+#
+# Two ways an eager primitive is XLA's, and why they stay two. (1) This trait, ``compiled_eagerly``
+# (dot_general, zeta): a per-call choice of ``EvalTrace`` *before* the primitive's host step, on
+# the Arrays themselves (device buffers handed over, the result left on the device), for
+# non-empty floating operands only; the host step stays NumPy's, so the cached-program
+# interpreter and the eager loops' NumPy interpreter (NOTE: [one eager step]) keep NumPy's fast
+# small products. (2) An impl that calls ``hooks.eager_compiled`` itself (fft, the generic
+# ``reduce``, cond/while/scan, rng_bit_generator, call_exported, the factorisations of NOTE:
+# [eager LAPACK as compiled], jaxlib's perturbed tridiagonal solver, the special values of some
+# elementwise functions): the *host step itself* is XLA's, so every interpreter that takes it
+# gets XLA's values (pocketfft's float32 rounding and NumPy's fold order are wrong wherever they
+# run, not only at the top), on NumPy values of any dtype (an integer ``reduce``), with the
+# primitive's own fallback where nothing can be compiled (a reducer or loop body without a
+# lowering runs in NumPy, remembered per jaxpr; no compiler registered). The control-flow
+# primitives take Arrays (``impl_takes_arrays``), so ``EvalTrace`` never reaches a trait check
+# for them. A trait for (2) would be the host step's own switch (as ``half_floats_compiled`` is
+# for half floats, in ``narrow_step``) plus a fallback protocol per primitive; the impl already is
+# that switch, one line beside the fallback it needs.
+# What the two share -- one primitive compiled alone, cached per parameters and operand types --
+# is one function, the bridge's ``eager_compiled``.
 _COMPILED_FROM = 2**20
 
 

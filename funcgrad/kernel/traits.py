@@ -114,7 +114,9 @@ class PrimitiveTraits:
     - ``compiled_eagerly``: ``(operands, params) -> bool``, whether an eager call with these
       (non-empty, floating) operands runs compiled alone, the Arrays handed over as they are
       (NOTE: [eager products are XLA's] in primitives/dot.py: NumPy's BLAS sums in another order
-      than XLA's CPU dot).
+      than XLA's CPU dot). It decides at ``EvalTrace`` only: the host step stays the impl, and a
+      primitive whose host step itself must be XLA's calls ``hooks.eager_compiled`` from its impl
+      (that NOTE says why these stay two).
 
     >>> t = PrimitiveTraits(linear=True)
     >>> t.linear, t.taylor_from_jvp
