@@ -475,8 +475,15 @@ def _exp(u: list, y0=None) -> list:
 
 
 def _log(x: list, y0=None) -> list:
-    """``log x``: ``y' = x'/x``."""
-    return _from_x(x, log_p.bind(x[0]) if y0 is None else y0, _reciprocal)
+    """``log x``: ``x y' = x'``, so ``y_k = (x_k - (1/k) sum_(j=1..k-1) j y_j x_(k-j)) / x_0``, JAX's
+    recurrence: at ``x_0 = 0`` its infinities are jax's (``y' = x' * (1/x)`` with the reciprocal's
+    series made ``inf - inf``, NaN, from the third term on)."""
+    y = [log_p.bind(x[0]) if y0 is None else y0]
+    for k in range(1, len(x)):
+        s = _total(_scale(_mul(y[j], x[k - j]), j / k) for j in range(1, k))
+        num = x[k] if s is None else (_scale(s, -1) if x[k] is None else sub(x[k], s))
+        y.append(None if num is None else div(num, x[0]))
+    return y
 
 
 # Unary

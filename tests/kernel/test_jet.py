@@ -506,3 +506,19 @@ def test_jet_weak_types_of_python_scalars_and_zero_series_as_jax():
             np.testing.assert_allclose(
                 np.asarray(u), np.asarray(v), rtol=1e-12 if u.dtype == np.float64 else 1e-6
             )
+
+
+def test_jet_of_log_at_zero_as_jax():
+    # (the transformation-composition fuzzer's jet probe, session 19) log's series at x0 = 0 by
+    # JAX's recurrence, x y' = x': its infinities are jax's (the third term was NaN, jax -inf)
+    jax = pytest.importorskip("jax")
+    import jax.experimental.jet as jjet
+
+    jax.config.update("jax_enable_x64", True)
+    x = np.array([0.3, -1.2, 2.0, 0.0, -0.0, 1.0])
+    terms = tuple(np.cos(np.arange(x.size) + k) * 0.7 for k in range(4))
+    for order in (1, 2, 3, 4):
+        p, s = experimental_jet(fnp.log, (x,), (terms[:order],))
+        q, t = jjet.jet(jax.numpy.log, (x,), (terms[:order],))
+        for u, v in zip([p, *s], [q, *t]):
+            np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-12, equal_nan=True)
