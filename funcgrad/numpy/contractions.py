@@ -584,8 +584,11 @@ def _einsum_pair(
     a, la = _sum_labels(a, la, lb + out_labels)
     b, lb = _sum_labels(b, lb, la + out_labels)
     shared = [x for x in la if x in lb]
+    # JAX's orders (jnp.einsum): the contracted labels sorted (XLA sums a product of several
+    # contracted dimensions in the order the dimension numbers give them: "bskh,khd->bsd" in
+    # (k, h) order differed from JAX's (h, k) in 245 of 1,048,576 bfloat16 results)
     batch = [x for x in shared if x in out_labels]
-    contract = [x for x in shared if x not in out_labels]
+    contract = sorted(x for x in shared if x not in out_labels)
 
     def result_labels(first, second):
         return (
@@ -594,8 +597,9 @@ def _einsum_pair(
             + "".join(x for x in second if x not in shared)
         )
 
-    if result_labels(la, lb) != out_labels and result_labels(lb, la) == out_labels:
-        # dot_general puts lhs's free dims first: swapping the operands saves a transpose.
+    if result_labels(lb, la) == out_labels:
+        # dot_general puts lhs's free dims first: the operands swapped when that needs no
+        # transpose, tried first, as JAX's einsum (opt_einsum contracts from right to left)
         a, la, b, lb = b, lb, a, la
     dn = (
         (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
