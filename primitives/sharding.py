@@ -403,7 +403,12 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
         _ur_of(a.aval, manual, b) if lin else (frozenset(), frozenset())
         for a, lin, b in zip(args, linear, jaxpr.in_avals)
     ]
-    kept = tuple(tuple(sorted(u | r, key=str)) for u, r in urs)
+    # Under check_vma=False (the body's block carries no manual axis type) JAX sums an unreduced
+    # input's cotangent over its unreduced axes all the same (_unmentioned2 of the cotangent's
+    # spec, reduced there): the body's cotangents are each device's share of the reduced value
+    # only if the body was typed (JAX's test_check_vma_false_unreduced_fwd_psum_on_bwd).
+    typed_u = [getattr(getattr(b, "mat", None), "unreduced", frozenset()) for b in jaxpr.in_avals]
+    kept = tuple(tuple(sorted((u & tu) | r, key=str)) for (u, r), tu in zip(urs, typed_u))
     body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes, spmd, kept)
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
     specs = (

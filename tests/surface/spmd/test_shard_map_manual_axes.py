@@ -172,6 +172,19 @@ with jax.set_mesh(ex1):
     f_ar = jax.jit(lambda a, b: ar(jnp.einsum("ab,bc->ac", a, b, out_sharding=P(unreduced={"x"}))).sum())
     cases["grad of jit of unreduced argument"] = [desc(g) for g in jax.jit(jax.grad(f_ar, argnums=(0, 1)))(
         q1, q2)] + [desc(g) for g in jax.grad(f_ar, argnums=(0, 1))(q1, q2)]
+# check_vma=False: an unreduced argument's cotangent is summed over its unreduced axes (JAX's
+# test_check_vma_false_unreduced_fwd_psum_on_bwd: 2x the checked body's; funcgrad gave 1x), a
+# reduced one's is not (test_check_vma_false_reduced_fwd_no_psum_on_bwd)
+with jax.set_mesh(ex1):
+    w8 = jnp.arange(8.0, dtype=np.float32)
+    for cv in (False, True):
+        sc = jax.jit(jax.shard_map(lambda x: jax.lax.psum_scatter(x, "x", tiled=True),
+                                   in_specs=P(unreduced={"x"}), out_specs=P("x"), check_vma=cv))
+        vr = jax.jit(jax.shard_map(lambda x: jax.lax.pcast(x, "x", to="varying") * 2,
+                                   in_specs=P(reduced={"x"}), out_specs=P("x"), check_vma=cv))
+        cases[f"unchecked unreduced cotangent {cv}"] = [
+            shards(gr(lambda x: (g(x) * w).sum())(a)) for gr in (jax.grad, lambda h: jax.jit(jax.grad(h)))
+            for g, a, w in ((sc, u8, w8), (vr, r8, w16))]
 # pcast(to='varying') (pvary) of an invariant value in a staged body: typed varying there (JAX's
 # test_pvary, under grad), and the gradient through it
 m4 = jax.sharding.Mesh(np.asarray(d[:4]), ("x",))
@@ -260,6 +273,8 @@ def results():
         "pcast to reduced",
         "pcast to unreduced",
         "grad of jit of unreduced argument",
+        "unchecked unreduced cotangent False",
+        "unchecked unreduced cotangent True",
         "pvary staged",
         "auto_pcast off",
         "auto_pcast on",
