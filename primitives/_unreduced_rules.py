@@ -21,7 +21,15 @@ from funcgrad.primitives._sharding_rules import ShardingTypeError, _show, spec_o
 
 from funcgrad.kernel.core import Primitive
 
-__all__ = ["contraction_unreduced", "install", "out_reduced", "out_unreduced", "reduced_of", "unreduced_of"]
+__all__ = [
+    "bound_unreduced",
+    "contraction_unreduced",
+    "install",
+    "out_reduced",
+    "out_unreduced",
+    "reduced_of",
+    "unreduced_of",
+]
 
 
 # Unreduced results (NOTE: [unreduced values] in funcgrad/_sharding_unreduced.py)
@@ -96,17 +104,17 @@ def _mul_unreduced(avals_in, avals_out, **params):
     return [xu or yu]
 
 
-def _dot_general_unreduced(avals_in, avals_out, *, dimension_numbers, **params):
+def _dot_general_unreduced(avals_in, avals_out, *, dimension_numbers, out_unreduced=frozenset(), **params):
     """JAX's rule: the operands may not be unreduced; ``out_sharding=`` may leave the result
     unreduced over exactly the axes its contracting dimensions are sharded over (alike on both
-    sides)."""
+    sides): the equation's ``out_unreduced`` param (NOTE: [unreduced in the equation])."""
     lhs, rhs = avals_in[:2]
     if unreduced_of(lhs) or unreduced_of(rhs):
         raise ShardingTypeError(
             f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={lhs.str_short()} and "
             f"rhs={rhs.str_short()}"
         )
-    wanted = _contraction_unreduced.get()
+    wanted = out_unreduced
     if not wanted:
         return [frozenset()]
     (lc, rc), _ = dimension_numbers
@@ -142,6 +150,14 @@ def _reduce_sum_unreduced(avals_in, avals_out, *, axes, **params):
     return [wanted]
 
 
+# NOTE: [unreduced in the equation] Whether a contraction's result is unreduced (JAX's
+# ``out_sharding=P(..., unreduced=...)``) is part of its equation, as JAX's ``out_sharding``
+# param: ``dot_general``'s ``out_unreduced`` param (a frozenset of mesh axes, present only when
+# not empty; hidden when printed, as JAX hides ``out_sharding``: the binder's type shows it). The
+# ``contraction_unreduced`` block below only says which value the binding function
+# (primitives/dot.py's ``dot_general``) records; the rule reads the param, so binding the
+# equation again (evaluating a jaxpr, scan/cond/remat transposes, partial evaluation, vmap)
+# types the result alike.
 _contraction_unreduced: contextvars.ContextVar = contextvars.ContextVar("contraction_unreduced", default=None)
 
 
@@ -154,6 +170,17 @@ def contraction_unreduced(axes):
         yield
     finally:
         _contraction_unreduced.reset(token)
+
+
+def bound_unreduced(axes=None) -> dict:
+    """The params recording a contraction's unreduced axes (NOTE: [unreduced in the equation]):
+    ``axes``, else those of the ``contraction_unreduced`` block being run; ``{}`` when none.
+
+    >>> bound_unreduced(), bound_unreduced({"x"})
+    ({}, {'out_unreduced': frozenset({'x'})})
+    """
+    axes = _contraction_unreduced.get() if axes is None else frozenset(axes)
+    return {"out_unreduced": frozenset(axes)} if axes else {}
 
 
 _unreduced_rules: dict = {}  # primitive -> rule (NOTE: [unreduced values]); filled by install()

@@ -313,7 +313,14 @@ def _out_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
 
 
 def _abstract_eval(
-    lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
+    lhs,
+    rhs,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+    out_unreduced=frozenset(),
 ):
     _check(lhs, rhs, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
@@ -332,7 +339,16 @@ def _no_blas(dtype) -> bool:
     return dtype.itemsize <= 2 and dtype.kind in "fV" and dtype.name.startswith(("float", "bfloat"))
 
 
-def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
+def _impl(
+    lhs,
+    rhs,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+    out_unreduced=frozenset(),
+):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if is_algorithm(precision):
         # The converts the lowering makes (NOTE: [dot algorithms]), then a plain product.
@@ -420,13 +436,22 @@ def _transpose_lhs(
         [int(d) for d in np.take(x_contract, np.argsort(y_contract))] if x_contract else []
     )
     identity = list(range(x_ndim))
-    ct_unreduced = _unreduced_rules.contraction_unreduced(_unreduced_rules.reduced_of(x_aval))
+    # The cotangent is unreduced over the axes the primal is reduced over (JAX's to_ct_aval: NOTE:
+    # [unreduced values]), recorded in the product's equation (NOTE: [unreduced in the equation]).
+    ct_unreduced = _unreduced_rules.reduced_of(x_aval)
     if is_algorithm(precision):
         # JAX's rule as it is (NOTE: [dot algorithms]): the product of the cotangent and y under
         # the forward's algorithm and preferred type, then x's order and type.
         order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
-        with _sharding_rules.contraction_out(_typed_spec(x_aval, order, g, y)), ct_unreduced:
-            prod = dot_general(g, y, dims, preferred_element_type=preferred_element_type, precision=precision)
+        with _sharding_rules.contraction_out(_typed_spec(x_aval, order, g, y)):
+            prod = dot_general(
+                g,
+                y,
+                dims,
+                preferred_element_type=preferred_element_type,
+                precision=precision,
+                out_unreduced=ct_unreduced,
+            )
         if order != identity:
             prod = transpose(prod, tuple(int(a) for a in np.argsort(order)))
         if aval_of(prod).dtype != x_aval.dtype:
@@ -461,11 +486,14 @@ def _transpose_lhs(
         flipped = None if precision is None else precision[::-1]
         # The cotangent has its primal's sharding type (NOTE: [sharding in types]), unreduced
         # over the axes the primal is reduced over (JAX's to_ct_aval: NOTE: [unreduced values]).
-        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity, g, y)), ct_unreduced:
-            return dot_general(y, g, swapped, preferred_element_type=x_aval.dtype, precision=flipped)
+        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity, g, y)):
+            pet = x_aval.dtype
+            return dot_general(y, g, swapped, pet, precision=flipped, out_unreduced=ct_unreduced)
     order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
-    with _sharding_rules.contraction_out(_typed_spec(x_aval, order, g, y)), ct_unreduced:
-        prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
+    with _sharding_rules.contraction_out(_typed_spec(x_aval, order, g, y)):
+        prod = dot_general(
+            g, y, dims, preferred_element_type=x_aval.dtype, precision=precision, out_unreduced=ct_unreduced
+        )
     if order == identity:
         return prod
     return transpose(prod, tuple(int(a) for a in np.argsort(order)))
@@ -485,7 +513,15 @@ def _typed_spec(x_aval, order, *operands):
 
 
 def _transpose(
-    ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
+    ct,
+    lhs,
+    rhs,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+    out_unreduced=frozenset(),
 ):
     ct = instantiate(ct)
     (lc, rc), (lb, rb) = dimension_numbers
@@ -522,6 +558,7 @@ def _batch(
     precision=None,
     preferred_element_type=None,
     out_sharding=None,
+    out_unreduced=frozenset(),
 ):
     # JAX's _dot_general_batch_dim_nums: the mapped dimension stays where it is (no transpose of
     # an operand): mapped on both sides, it is a new leading batch dimension of the product; on one
@@ -548,7 +585,9 @@ def _batch(
     if out_sharding is not None:
         # (the result's batch dimension split as vmap's mapped inputs are: get_sharding_for_vmap)
         out_sharding = (*out_sharding[:at], _sharding_rules.vmapped_axes(), *out_sharding[at:])
-    return dot_general(lhs, rhs, new, preferred_element_type, precision, out_sharding=out_sharding), at
+    pet = preferred_element_type
+    out = dot_general(lhs, rhs, new, pet, precision, out_sharding=out_sharding, out_unreduced=out_unreduced)
+    return out, at
 
 
 # NOTE: [eager products are XLA's]
@@ -618,7 +657,14 @@ _FROM_CONTEXT = object()
 
 
 def dot_general(
-    lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None, *, out_sharding=_FROM_CONTEXT
+    lhs,
+    rhs,
+    dimension_numbers,
+    preferred_element_type=None,
+    precision=None,
+    *,
+    out_sharding=_FROM_CONTEXT,
+    out_unreduced=None,
 ):
     """Contract ``lhs`` and ``rhs``; see the module docstring for ``dimension_numbers`` and
     ``precision`` (already canonical: ``None``, a pair of ``Precision`` or a dot algorithm).
@@ -639,6 +685,8 @@ def dot_general(
         ndim = aval_of(lhs).ndim + aval_of(rhs).ndim - 2 * len(dn[0][0]) - len(dn[1][0])
         out_sharding = _sharding_rules._overridden(ndim)
     extra = {} if out_sharding is None else {"out_sharding": tuple(out_sharding)}
+    # (its unreduced axes too, ``out_unreduced``, else the context's: NOTE: [unreduced in the equation])
+    extra.update(_unreduced_rules.bound_unreduced(out_unreduced))
     return dot_general_p.bind(
         lhs,
         rhs,

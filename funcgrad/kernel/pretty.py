@@ -363,7 +363,8 @@ def _shown(eqn, *, extra=None, hide=(), hide_if=None, first=None):
 
 def _dot_general(eqn, names):
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    pairs = _shown(eqn, hide=("out_sharding",), hide_if=lambda k, v: v is None)
+    # (as JAX's: out_sharding, unreduced axes included, is implied by the binder's type)
+    pairs = _shown(eqn, hide=("out_sharding", "out_unreduced"), hide_if=lambda k, v: v is None)
     dims = ((list(lc), list(rc)), (list(lb), list(rb)))
     return [(k, dims if k == "dimension_numbers" else v) for k, v in pairs]
 

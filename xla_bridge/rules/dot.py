@@ -31,7 +31,15 @@ def precision_names(precision) -> list[str] | None:
 @register(dot_general_p)
 @widen_sub_byte  # XLA rejects a sub-byte dot with a wider result type
 def _dot_general(
-    ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None
+    ctx,
+    lhs,
+    rhs,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+    out_unreduced=frozenset(),  # (the result's type says: NOTE: [unreduced in the equation])
 ):
     fb = ctx.fb
     la, ra = ctx.avals_in

@@ -13,9 +13,10 @@ region helpers of ``rules/control_flow.py``.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives._unreduced_rules import unreduced_of
 from funcgrad.primitives.callbacks import ordered_callback_in
 from funcgrad.primitives.scan import scan_p
-from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
+from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type, typed_constraint
 from funcgrad.xla_bridge.rules.control_flow import _I64, _while_op
 
 
@@ -41,14 +42,27 @@ def _scan_step(r, k: str, state, *, jaxpr, nc, ncar, length, reverse, x_avals, y
     for y, buf, a in zip(outs[ncar:], ys, y_avals):
         one = tensor_type((1, *a.shape[1:]), a.dtype)
         y1 = r.emit(f"stablehlo.reshape {y} : ({tensor_type(a.shape[1:], a.dtype)}) -> {one}")
+        if unreduced_of(a):
+            y1 = typed_constraint(r, y1, a.update(shape=(1, *a.shape[1:]), sharding=a.sharding))
         starts = ", ".join([idx] + [zero] * (a.ndim - 1))
-        new_ys.append(
-            r.emit(
-                f"stablehlo.dynamic_update_slice {buf}, {y1}, {starts} : "
-                f"({aval_type(a)}, {one}, {', '.join([_I64] * a.ndim)}) -> {aval_type(a)}"
-            )
+        buf = r.emit(
+            f"stablehlo.dynamic_update_slice {buf}, {y1}, {starts} : "
+            f"({aval_type(a)}, {one}, {', '.join([_I64] * a.ndim)}) -> {aval_type(a)}"
         )
+        new_ys.append(typed_constraint(r, buf, a) if unreduced_of(a) else buf)  # (as _ys_buffer's)
     return outs[:ncar], new_ys
+
+
+def _ys_buffer(fb, aval) -> str:
+    """The zeros a stacked output is written into. An unreduced one (NOTE: [unreduced values])
+    is typed so, as JAX's: left untyped, XLA's partitioner takes the zeros as replicated and
+    all-reduces each step's partial sums into them, and the result, still typed unreduced, is
+    summed again by its next reshard (the gradient of weights reduced over the batch's axis,
+    scanned over layers, came out times the axis' size)."""
+    buf = fb.const(0, aval.dtype, aval.shape)
+    if unreduced_of(aval):
+        buf = typed_constraint(fb, buf, aval)
+    return buf
 
 
 @register(scan_p)
@@ -58,7 +72,7 @@ def _scan(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
     consts, init, xs = list(args[:nc]), list(args[nc : nc + ncar]), list(args[nc + ncar :])
     x_avals = ctx.avals_in[nc + ncar :]
     y_avals = ctx.avals_out[ncar:]
-    ys = [fb.const(0, a.dtype, a.shape) for a in y_avals]
+    ys = [_ys_buffer(fb, a) for a in y_avals]
     step = dict(
         jaxpr=jaxpr, nc=nc, ncar=ncar, length=length, reverse=reverse, x_avals=x_avals, y_avals=y_avals
     )

@@ -236,3 +236,40 @@ def test_rng_bit_generator_out_sharding_as_jax():
 
     ours, theirs = _on_both(build, (2,), ("x",))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("loop", ["scan", "remat"])
+def test_weight_gradient_through_a_loop_transpose_stays_unreduced_as_jax(loop):
+    # (JAX's test_scan_over_layers_minibatch_unreduced: the weight cotangent of a contraction over
+    # the batch's mesh axis is unreduced there, recorded in the product's equation; scan's and
+    # checkpoint's transposes bind their bodies again. It was typed replicated under scan, and
+    # once typed, scan's output buffer had to be too: XLA all-reduced each step into it and the
+    # gradient came out summed twice.)
+    w0 = np.arange(48, dtype=np.float32).reshape(3, 4, 4) / 50
+    x0 = np.arange(16, dtype=np.float32).reshape(4, 4) / 10 - 0.7
+
+    def model(lib):
+        def f(sw, xm):
+            if loop == "scan":
+                fx, _ = lib.lax.scan(lambda c, w: (lib.numpy.tanh(c @ w), None), xm, sw)
+            else:
+                step = lib.checkpoint(lambda c, w: lib.numpy.tanh(c @ w))
+                fx = step(step(xm, sw[0]), sw[1])
+            return lib.numpy.sum(fx)
+
+        return f
+
+    def build(lib, sh):
+        P = sh.PartitionSpec
+        w = lib.device_put(w0, P(reduced={"x"}))
+        x = lib.device_put(x0, P("x", None))
+        g = lib.jit(lib.grad(model(lib)))(w, x)
+        full = np.asarray(sh.reshard(g, P()))
+        return str(lib.typeof(g)), _ur(g), [np.asarray(s.data) for s in g.addressable_shards], full
+
+    (t, ur, blocks, full), (jt, jur, jblocks, jfull) = _on_both(build, shape=(2,), names=("x",))
+    assert (t, ur) == (jt, jur) == ("float32[3,4,4]{U:x}", ((None, None, None), {"x"}, set()))
+    np.testing.assert_allclose(np.stack(blocks), np.stack(jblocks), rtol=1e-5, atol=1e-6)
+    one_device = np.asarray(funcgrad.grad(model(funcgrad))(w0, x0))
+    np.testing.assert_allclose(full, one_device, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(full, jfull, rtol=1e-5, atol=1e-6)
