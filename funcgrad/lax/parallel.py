@@ -374,8 +374,47 @@ def pcast(x, axis_name, *, to):
     if to == "varying":
         return tu.tree_map(lambda v: _varying_cast(v, names), x)
     if to in ("reduced", "unreduced"):  # (a change of type: JAX's preduced / vary_unreduced_cast)
-        return tu.tree_map(lambda v: co.pcast_p.bind(asarray(v), axis_name=names, to=to), x)
+        return tu.tree_map(
+            lambda v: co.pcast_p.bind(asarray(_check_pcast_from(v, names, to)), axis_name=names, to=to), x
+        )
     return x
+
+
+def _typed_str(aval, mat) -> str:
+    """``aval`` as JAX's error messages print a manual type (``int32[2,4]{V:x, U:y}``)."""
+    kinds = (("V", mat.varying), ("U", mat.unreduced), ("R", mat.reduced))
+    parts = [f"{k}:{','.join(sorted(map(str, names)))}" for k, names in kinds if names]
+    return aval.str_short(short_dtypes=False) + ("{" + ", ".join(parts) + "}" if parts else "")
+
+
+# JAX's pcast casts (from, to): pvary, preduced, vary_unreduced_cast, reduced_vary_cast
+_PCASTS = {
+    ("invarying", "varying"),
+    ("invarying", "reduced"),
+    ("varying", "unreduced"),
+    ("reduced", "varying"),
+}
+
+
+def _check_pcast_from(v, names, to):
+    """JAX's pcast's refusals, in its words, where ``v``'s type says it is unreduced or reduced
+    along ``names`` (JAX's _get_from): names of several states (varying, unreduced, reduced,
+    invarying) at once, or a cast JAX has no primitive for (unreduced to reduced)."""
+    mat = getattr(core.get_aval(v), "mat", None)
+    if mat is None or not (mat.unreduced or mat.reduced):
+        return v
+    kinds = (("varying", mat.varying), ("unreduced", mat.unreduced), ("reduced", mat.reduced))
+    states = {next((k for k, axes in kinds if a in axes), "invarying") for a in names}
+    if len(states) > 1:
+        raise ValueError(
+            "jax.lax.pcast can only accept axis_name which corresponds to one of varying, unreduced, "
+            "reduced or invarying state of the input. Got input type: "
+            f"{_typed_str(core.get_aval(v), mat)}, axes: {names} and input state: {states}"
+        )
+    (state,) = states
+    if state in ("unreduced", "reduced") and (state, to) not in _PCASTS:
+        raise ValueError(f"Unsupported pcast from={state}, {to=}")
+    return v
 
 
 def axis_index(axis_name):

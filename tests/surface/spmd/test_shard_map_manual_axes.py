@@ -185,6 +185,18 @@ with jax.set_mesh(ex1):
         cases[f"unchecked unreduced cotangent {cv}"] = [
             shards(gr(lambda x: (g(x) * w).sum())(a)) for gr in (jax.grad, lambda h: jax.jit(jax.grad(h)))
             for g, a, w in ((sc, u8, w8), (vr, r8, w16))]
+# pcast of an unreduced value: over axes of several states at once, or to reduced, JAX's ValueErrors
+# (test_pcast_to_unreduced); funcgrad computed
+with jax.set_mesh(m22):
+    i1 = jax.device_put(np.arange(8).reshape(4, 2), P("x", "y"))
+    i2 = jax.device_put(np.arange(8).reshape(2, 4), P("y", None))
+
+    def recast(axes):
+        def body(a, b):
+            return jax.lax.pcast(jax.lax.pcast(jnp.dot(a, b), "y", to="unreduced"), axes, to="reduced")
+        return jax.jit(jax.shard_map(body, out_specs=P("x", unreduced={"y"})))
+
+    cases["pcast of unreduced"] = [error(lambda: recast(axes)(i1, i2)) for axes in (("x", "y"), "y")]
 # pcast(to='varying') (pvary) of an invariant value in a staged body: typed varying there (JAX's
 # test_pvary, under grad), and the gradient through it
 m4 = jax.sharding.Mesh(np.asarray(d[:4]), ("x",))
@@ -275,6 +287,7 @@ def results():
         "grad of jit of unreduced argument",
         "unchecked unreduced cotangent False",
         "unchecked unreduced cotangent True",
+        "pcast of unreduced",
         "pvary staged",
         "auto_pcast off",
         "auto_pcast on",
