@@ -1008,11 +1008,13 @@ DOCUMENTED: list[Divergence] = [
     Divergence(
         "jax-jet-composite-rules",
         "`jax.experimental.jet` of `pow`/`**`, `sqrt`/`rsqrt`/`cbrt`, `arctanh`/`arccosh`/`arcsinh`, `rem`/"
-        "`fmod`/`remainder`, `log` (and the functions made of them) where the primitive's own derivative "
-        "differs from jax's composition.",
+        "`fmod`/`remainder`, `log2`/`log10` (and the functions made of them) where the primitive's own "
+        "derivative differs from jax's composition.",
         "jax is inconsistent: its jet rules for these are compositions (`x ** y` as `exp(y log x)`, "
         "`sqrt` as `x ** 0.5`, `atanh` as `log((1 + x) / (1 - x)) / 2`, `rem` as `x - y floor(x / y)`, "
-        "Python's modulo), so its series are NaN for a base <= 0, outside a domain or at a pole where its "
+        "Python's modulo; a quotient's rule multiplies by a constant divisor's zero terms, so `log2(x)` "
+        "as `log(x) / log(2)` is NaN where `log(x)` is infinite), so its series are NaN for a base <= 0, "
+        "outside a domain or at a pole where its "
         "`jvp` gives a number or an infinity, and its primal of `rem` of a negative operand is the modulo; "
         "funcgrad's Taylor rules are the primitives' derivatives (the values of jax's nested `jvp`).",
         "`jet(lambda x: x ** 3.0, (-1.2,), ((1.0,),))`: series [4.32] (jax: [nan]; `jvp` gives 4.32); "
