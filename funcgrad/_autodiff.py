@@ -219,6 +219,9 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     jvp_of = _LinearizedJVP(
         lin.closed.jaxpr, lin.in_avals, lin.out_avals, lin.out_zeros, in_tree, store["out_tree"], n
     )
+    # (the axes of a shard_map body each primal varies along, as its type says there: JAX checks a
+    # tangent's against them)
+    jvp_of.vma = [_varying_of(p) for p in tu.tree_leaves(primals)]
     f_jvp = _public_tree_util.Partial(jvp_of, *lin.closed.consts)
     f_jvp.jaxpr = lin.closed
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
@@ -257,11 +260,48 @@ class _LinearizedJVP:
                     f"primal values: got tangent aval {got.str_short()} for primal aval "
                     f"{want.str_short()}"
                 )
+        _check_tangent_vma(flat_t, self.avals[0], getattr(self, "vma", ()))
         lin = ad.LinearFunction(ir.ClosedJaxpr(self.jaxpr, list(residuals)), *self.avals)
         outs = lin(*flat_t)
         n = self.n_out
         return tu.tree_unflatten(
             self.out_tree, [instantiate_public(o, a) for o, a in zip(outs[:n], lin.out_avals[:n])]
+        )
+
+
+def _varying_of(x):
+    """The manual axes ``x``'s type (in a checked shard_map body) says it varies along, or None
+    where its type has none."""
+    try:
+        mat = getattr(core.get_aval(x), "mat", None)
+    except TypeError:
+        return None
+    return None if mat is None else frozenset(mat.varying)
+
+
+def _check_tangent_vma(tangents, avals, vma) -> None:
+    """JAX's ValueError for a tangent varying along manual axes its primal does not, or the
+    reverse (``linearize``'s ``f_jvp`` in a shard_map body), with JAX's hint."""
+    for t, want, p_vary in zip(tangents, avals, vma):
+        t_vary = _varying_of(t)
+        if p_vary is None or t_vary is None or t_vary == p_vary:
+            continue
+        hints = []
+        if left := t_vary - p_vary:
+            hints.append(
+                f"applying `jax.lax.pcast(..., {tuple(sorted(left, key=str))}, to='varying')` to the primal "
+                "value passed to `jax.linearize`"
+            )
+        if left := p_vary - t_vary:
+            hints.append(
+                f"applying `jax.lax.pcast(..., {tuple(sorted(left, key=str))}, to='varying')` to the tangent "
+                "value passed to the callable `f_jvp` returned by `jax.linearize`"
+            )
+        got = core.get_aval(t)
+        raise ValueError(  # (JAX's words)
+            "linearized function called on tangent values inconsistent with the original primal values:\n"
+            f"Got tangent aval {got.str_short()} for primal aval {want.str_short()} but expected "
+            f"{want.str_short()}. \nThis might be fixed by:\n" + "\n".join(f"  * {h};" for h in hints)
         )
 
 

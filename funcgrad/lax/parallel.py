@@ -33,6 +33,7 @@ from funcgrad.kernel import batching, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import StagingTrace
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
@@ -332,8 +333,10 @@ def _varying_cast(v, names):
     (``pcast_p``, JAX's pvary / reduced_vary_cast: typeof(v).mat.varying gains them); in an
     eager body, the tracer's type (``mark_varying``)."""
     v = _eager.mark_varying(v, names)
-    if hooks.apply_vma is not None and isinstance(v, core.Tracer) and not _eager.is_eager_tracer(v):
-        return co.pcast_p.bind(v, axis_name=names, to="varying")
+    # (a constant of a staged body too: JAX's pvary types it varying there)
+    staged = isinstance(v, core.Tracer) or isinstance(core.current_trace(), StagingTrace)
+    if hooks.apply_vma is not None and staged and not _eager.is_eager_tracer(v):
+        return co.pcast_p.bind(asarray(v), axis_name=names, to="varying")
     return v
 
 

@@ -197,6 +197,24 @@ with jax.set_mesh(m22):
         return jax.jit(jax.shard_map(body, out_specs=P("x", unreduced={"y"})))
 
     cases["pcast of unreduced"] = [error(lambda: recast(axes)(i1, i2)) for axes in (("x", "y"), "y")]
+# linearize in a body: f_jvp of a tangent varying where the primal (a constant) is not is JAX's
+# ValueError (test_shmap_linearize_and_linearize_transpose_error); pcast of the constant to varying
+# (staged: funcgrad left a staged body's constant untyped) makes it compute
+m2x = jax.sharding.Mesh(np.asarray(d[:2]), ("x",))
+
+
+def lin_t(cast, p, t):
+    p = jax.lax.pcast(p, "x", to="varying") if cast else p
+    _, fwd = jax.linearize(lambda x: jnp.mean(x**2), p)
+    return jax.linear_transpose(fwd, p)(fwd(t))
+
+
+t2 = jnp.ones((2,))
+for cast in (False, True):
+    lt = jax.shard_map(lambda t, c=cast: lin_t(c, jnp.array([1.0]), t), mesh=m2x, in_specs=P("x"),
+                       out_specs=P("x"))
+    cases[f"linearize tangent vma {cast}"] = [
+        desc(g(t2)[0]) if cast else error(lambda: g(t2)) for g in (lt, jax.jit(lt))]
 # pcast(to='varying') (pvary) of an invariant value in a staged body: typed varying there (JAX's
 # test_pvary, under grad), and the gradient through it
 m4 = jax.sharding.Mesh(np.asarray(d[:4]), ("x",))
@@ -288,6 +306,8 @@ def results():
         "unchecked unreduced cotangent False",
         "unchecked unreduced cotangent True",
         "pcast of unreduced",
+        "linearize tangent vma False",
+        "linearize tangent vma True",
         "pvary staged",
         "auto_pcast off",
         "auto_pcast on",
