@@ -83,6 +83,18 @@ def _unreduced_alike(name: str, first: int = 0):
     return rule
 
 
+def _dus_unreduced(avals_in, avals_out, **params):
+    """JAX's ``dynamic_update_slice`` rule: the operand and the update unreduced alike (a
+    cotangent of a dynamic slice of a reduced value is written into unreduced zeros)."""
+    operand, update = avals_in[:2]
+    if unreduced_of(operand) != unreduced_of(update):
+        raise ShardingTypeError(
+            "dynamic_update_slice operand and update must be unreduced along the same axes. Got operand "
+            f"sharding {operand.str_short()} and update sharding {update.str_short()}."
+        )
+    return [unreduced_of(operand)]
+
+
 def _mul_unreduced(avals_in, avals_out, **params):
     x, y = avals_in
     xu, yu = unreduced_of(x), unreduced_of(y)
@@ -282,6 +294,7 @@ def install(families) -> None:
     _unreduced_rules[st.concatenate_p] = _unreduced_alike("concatenate")
     _unreduced_rules[families["stacking"].stack_p] = _unreduced_alike("stack")
     _unreduced_rules[families["dot"].dot_general_p] = _dot_general_unreduced
+    _unreduced_rules[families["indexing"].dynamic_update_slice_p] = _dus_unreduced
     _drops_reduced.add(families["dot"].dot_general_p)
     _reduced_from_params.add(families["sharding"].sharding_constraint_p)
     for p in (

@@ -55,7 +55,7 @@ from funcgrad.primitives.structure import (
     slice_in_dim,
 )
 
-from funcgrad.kernel.ad import Zero, is_undefined_primal, linear_taylor
+from funcgrad.kernel.ad import Zero, ct_aval, is_undefined_primal, linear_taylor
 from funcgrad.kernel.core import Primitive, Tracer
 from funcgrad.kernel.ir import ShapedArray
 
@@ -100,7 +100,8 @@ def _dynamic_slice_impl(operand, *starts, slice_sizes):
 def _dynamic_slice_transpose(ct, operand, *starts, slice_sizes):
     if type(ct) is Zero:
         return [Zero(operand.aval)] + [None] * len(starts)
-    zeros = _zeros_like_aval(operand.aval)
+    # (zeros of the cotangent's type: unreduced where the operand is reduced, as JAX's)
+    zeros = _zeros_like_aval(ct_aval(operand.aval))
     return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
 
 

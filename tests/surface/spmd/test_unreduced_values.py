@@ -238,7 +238,7 @@ def test_rng_bit_generator_out_sharding_as_jax():
     assert ours == theirs
 
 
-@pytest.mark.parametrize("loop", ["scan", "remat"])
+@pytest.mark.parametrize("loop", ["scan", "remat", "fori"])
 def test_weight_gradient_through_a_loop_transpose_stays_unreduced_as_jax(loop):
     # (JAX's test_scan_over_layers_minibatch_unreduced: the weight cotangent of a contraction over
     # the batch's mesh axis is unreduced there, recorded in the product's equation; scan's and
@@ -252,6 +252,8 @@ def test_weight_gradient_through_a_loop_transpose_stays_unreduced_as_jax(loop):
         def f(sw, xm):
             if loop == "scan":
                 fx, _ = lib.lax.scan(lambda c, w: (lib.numpy.tanh(c @ w), None), xm, sw)
+            elif loop == "fori":  # (a dynamic slice of the weights: its cotangent's zeros are unreduced)
+                fx = lib.lax.fori_loop(0, 3, lambda i, c: lib.numpy.tanh(c @ sw[i]), xm)
             else:
                 step = lib.checkpoint(lambda c, w: lib.numpy.tanh(c @ w))
                 fx = step(step(xm, sw[0]), sw[1])
