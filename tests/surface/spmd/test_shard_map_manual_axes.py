@@ -9,6 +9,9 @@ funcgrad's modules (this process must not import jax)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -320,3 +323,34 @@ def test_as_jax(results, case):
 
 
 pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
+
+
+def test_reduced_vary_cast_alias():
+    """``jax._src.core.reduced_vary_cast`` (JAX's shard_map tests call it) under the alias: the
+    gradient of a check_vma=False body casting a reduced argument to varying, against jax's (its
+    cotangent typed unreduced, no psum: test_check_vma_false_reduced_fwd_no_psum_on_bwd)."""
+    program = """
+mesh = jax.sharding.Mesh(np.asarray(jax.devices()[:2]), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+with jax.set_mesh(mesh):
+    arr = jax.device_put(np.arange(8, dtype=np.float32), P(reduced={"x"}))
+    f = jax.jit(jax.shard_map(lambda x: core.reduced_vary_cast(x, "x") * 3, in_specs=P(reduced={"x"}),
+                              out_specs=P("x"), check_vma=False))
+    w = jnp.arange(16.0, dtype=np.float32)
+    g = jax.jit(jax.grad(lambda x: (f(x) * w).sum()))(arr)
+    out = [np.asarray(f(arr)).tolist(), str(g.sharding.spec)]
+    out.append([np.asarray(s.data).tolist() for s in g.addressable_shards])
+"""
+    head = "import json, numpy as np, jax, jax.numpy as jnp\nfrom jax._src import core\n"
+    head += "from jax.sharding import PartitionSpec as P\n"
+    script = head + program + "print(json.dumps(out))\n"
+    # (under the alias, in a process of its own: the alias installs ``jax`` for good)
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "funcgrad.as_jax", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == run_jax(script)

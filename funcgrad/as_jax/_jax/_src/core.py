@@ -21,8 +21,15 @@ from funcgrad.kernel.batching import trace_state_clean  # noqa: F401 - JAX's cor
 from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
 from funcgrad.kernel.ir import AbstractToken, abstract_token  # noqa: F401 - JAX's names here
 from funcgrad.kernel.values import Token  # noqa: F401
+from funcgrad.lax.parallel import pcast as _pcast
 from funcgrad.primitives._sharding_rules import ShardingTypeError  # noqa: F401 - JAX's core holds it
 from funcgrad.ref import new_ref  # noqa: F401 - JAX's core.new_ref
+
+
+def reduced_vary_cast(x, axis_name):
+    """JAX's Reduced->Varying cast of a shard_map body's value: ``lax.pcast(x, axis_name,
+    to='varying')`` of a reduced value (JAX's shard_map tests call it by this name)."""
+    return _pcast(x, axis_name, to="varying")
 
 
 def is_constant_dim(d) -> bool:
