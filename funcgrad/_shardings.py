@@ -594,7 +594,9 @@ def _on_devices(s: NamedSharding, where: str) -> NamedSharding:
     value (an empty abstract mesh, ``typeof(x).sharding`` outside any mesh) places on the default
     device, as JAX's does (flax's Dropout passes it to ``random.bernoulli``)."""
     mesh = concrete_mesh(s.mesh, where)
-    if mesh is None and not s.mesh.axis_names and all(p is None for p in s.spec):
+    # (also a pmap or shard_map body's type over its Manual axes: nothing to lay out there)
+    manual_only = all(t is AxisType.Manual for t in s.mesh.axis_types)
+    if mesh is None and manual_only and all(p is None for p in s.spec):
         return SingleDeviceSharding(xla_bridge.backends.default_device())
     if mesh is None:
         raise ValueError(

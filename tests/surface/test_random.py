@@ -326,6 +326,21 @@ def test_out_sharding_of_an_unsharded_type_places_on_the_default_device():
     np.testing.assert_array_equal(funcgrad.numpy.zeros(3, out_sharding=s), np.zeros(3))
 
 
+def test_out_sharding_of_a_pmap_body_type_as_jax():
+    # flax's Dropout inside nnx.pmap (transforms_test TestPmap::test_basic_demo_single): the body's
+    # typeof(x).sharding is over the pmap's abstract mesh of Manual axes, which lays out nothing
+    def draw(rand, typeof, x, k):
+        return rand.bernoulli(k, 0.5, x.shape, out_sharding=typeof(x).sharding)
+
+    ours = funcgrad.pmap(lambda x, k: draw(fr, funcgrad.typeof, x, k), axis_size=1)(
+        funcgrad.numpy.ones((1, 3)), fr.split(fr.key(0), 1)
+    )
+    theirs = jax.pmap(lambda x, k: draw(jax.random, jax.typeof, x, k), axis_size=1)(
+        jax.numpy.ones((1, 3)), jax.random.split(jax.random.key(0), 1)
+    )
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
 def test_the_original_threefry_streams_are_jax_bit_for_bit():
     # jax_threefry_partitionable=False (mctx's tests pin values drawn so): bits of every width,
     # split, and a sampler, eager and jitted, equal to JAX's in the same mode; the flag is part of
