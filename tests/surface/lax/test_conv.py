@@ -470,3 +470,26 @@ def test_preferred_bfloat16_eager_dtype_as_jax(dtype):
     got = lax.conv_general_dilated(x, w, (1,), "VALID", preferred_element_type=ml_dtypes.bfloat16)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+
+
+def test_eager_float_convolution_is_xla_s_bits_as_jax():
+    # An eager float32 convolution runs compiled alone (NOTE: [eager products are XLA's]): its
+    # bits are jit's and jax's, and do not depend on the output position, so a circular
+    # convolution equals the rolled one (equinox's test_conv_circular, seed by seed).
+    rng = np.random.default_rng(0)
+    # (8 input features: at 4 or fewer funcgrad's lowering takes patches, NOTE: [convolution as
+    # patches], whose sums differ from jax's in the last place)
+    x = rng.standard_normal((4, 8, 17)).astype(np.float32)
+    w = rng.standard_normal((5, 8, 4)).astype(np.float32)
+    conv = lambda a, b: lax.conv_general_dilated(a, b, (1,), "SAME")  # noqa: E731
+    eager = np.asarray(conv(x, w))
+    np.testing.assert_array_equal(eager, np.asarray(funcgrad.jit(conv)(x, w)))
+    np.testing.assert_array_equal(eager, np.asarray(jax.lax.conv_general_dilated(x, w, (1,), "SAME")))
+    for seed in range(40):
+        r = np.random.default_rng(seed)
+        v = r.standard_normal((1, 1, 6)).astype(np.float32)
+        k = r.standard_normal((1, 1, 3)).astype(np.float32)
+        padded = lambda a: np.concatenate([a[..., -1:], a, a[..., :1]], axis=-1)  # noqa: E731
+        circular = np.asarray(lax.conv_general_dilated(padded(v), k, (1,), "VALID"))
+        rolled = np.asarray(lax.conv_general_dilated(padded(np.roll(v, 2, -1)), k, (1,), "VALID"))
+        np.testing.assert_array_equal(circular, np.roll(rolled, -2, -1))
