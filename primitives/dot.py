@@ -607,9 +607,9 @@ def _batch(
 # programs (NOTE: [eager grad program cache]) keeps NumPy's impl throughout.
 #
 # Two ways an eager primitive is XLA's, and why they stay two. (1) This trait, ``compiled_eagerly``
-# (dot_general, zeta): a per-call choice of ``EvalTrace`` *before* the primitive's host step, on
-# the Arrays themselves (device buffers handed over, the result left on the device), for
-# non-empty floating operands only; the host step stays NumPy's, so the cached-program
+# (dot_general, conv_general_dilated, zeta): a per-call choice of ``EvalTrace`` *before* the
+# primitive's host step, on the Arrays themselves (device buffers handed over, the result left on
+# the device), for non-empty floating operands only; the host step stays NumPy's, so the cached-program
 # interpreter and the eager loops' NumPy interpreter (NOTE: [one eager step]) keep NumPy's fast
 # small products. (2) An impl that calls ``hooks.eager_compiled`` itself (fft, the generic
 # ``reduce``, cond/while/scan, rng_bit_generator, call_exported, the factorisations of NOTE:
