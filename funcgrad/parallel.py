@@ -1,9 +1,11 @@
 """Per-device programs: ``shard_map`` (``pmap``, built on it, is ``funcgrad._pmap``).
 
 Layer: surface. Imports the kernel (tracing, pytrees, the axis environment), the primitive
-catalog (``primitives.sharding``: the shard_map primitive; ``primitives.collectives``),
-``funcgrad._shardings``, ``xla_bridge`` (devices) and, a floor below,
-``funcgrad._vma`` (the ``check_vma`` pass and the transpose of a vjp inside a body).
+catalog (``primitives.sharding``: the shard_map primitive), ``funcgrad._shardings`` and, a floor
+below, ``funcgrad._shard_map_specs`` (the mesh, manual axes and specs resolved and checked),
+``funcgrad._shard_map_body`` (the bodies being traced and their staged values' types),
+``funcgrad._shard_map_eager`` (the eager route) and ``funcgrad._vma`` (the ``check_vma`` pass
+and the transpose of a vjp inside a body).
 
 ``shard_map(f, mesh=, in_specs=, out_specs=)`` runs ``f`` on every device of the mesh, on that
 device's block of each argument (split as its ``PartitionSpec`` says); inside, the mesh axes are
@@ -22,38 +24,50 @@ along which it may differ. The same pass gives gradients taken *inside* the body
 pmap's.
 
 ``pmap(f, axis_name=)`` (``funcgrad/_pmap.py``) is ``jit`` of a ``shard_map`` over a
-one-dimensional mesh of the local devices, as in JAX 0.10; a body being traced is marked here
-(``_inside_body``), so a pmap inside one is refused.
+one-dimensional mesh of the local devices, as in JAX 0.10; a body being traced is marked
+(``_shard_map_body._inside_body``), so a pmap inside one is refused.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 
-import numpy as np
-
 from funcgrad import _shard_map_eager as _eager
-from funcgrad import _sharding_types, xla_bridge
+from funcgrad import _sharding_types
 from funcgrad._api_util import flatten_outputs
+from funcgrad._shard_map_body import (  # (_bodies re-exported: funcgrad._pmap)
+    _UR,
+    _bodies,
+    _inside_body,
+)
+from funcgrad._shard_map_specs import (  # (_SpecsAfterTrace re-exported: funcgrad._pmap)
+    Infer,
+    _check_duplicates,
+    _check_spec_ur,
+    _check_typed_match,
+    _check_unreduced,
+    _concrete_of,
+    _jax_rank_error,
+    _normalize,
+    _paths,
+    _resolve_mesh,
+    _specs_of_args,
+    _SpecsAfterTrace,
+    _unreduced_out_specs,
+    out_specs_of,
+)
 from funcgrad._sharding_types import type_sharding
 from funcgrad._shardings import (
-    AbstractMesh,
     AxisType,
-    DuplicateSpecError,
     Mesh,
-    NamedSharding,
     PartitionSpec,
     get_abstract_mesh,
-    get_mesh,
 )
 from funcgrad._vma import (
     _eager_logical_transpose,
     _logical_transpose,
-    _unwrap,
     _varying,
-    _varying_env,
     check_control_flow_vma,
     check_matching_vma,
     check_out_vma,
@@ -62,288 +76,14 @@ from funcgrad._vma import (
 )
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
-from funcgrad.primitives import _unreduced_rules as ur
-from funcgrad.primitives import collectives as co
 from funcgrad.primitives import sharding as shp
-from funcgrad.tree_util import _prefix_errors
 
 __all__ = ["shard_map", "smap", "vma_adjustment"]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = ("shard_map", "smap")
-
-
-class _InferType:
-    """``in_specs``' default (JAX's ``Infer``): the specs come from the arguments' shardings, which
-    needs every manual mesh axis to be ``Explicit``."""
-
-    def __repr__(self):
-        return "Infer"
-
-
-Infer = _InferType()
-
-
-def _is_spec_leaf(x) -> bool:
-    return x is None or isinstance(x, PartitionSpec) or x is Infer
-
-
-def _flat_specs(specs, tree_values, what, where, allow_none) -> list:
-    try:
-        leaves = tu.broadcast_prefix(specs, tree_values, is_leaf=_is_spec_leaf)
-    except ValueError:
-        # (JAX's words first: the key path of the first mismatch, ``shard_map in_specs[0]``)
-        maker = next(_prefix_errors(specs, tree_values, (), _is_spec_leaf), None)
-        jax_words = "" if maker is None else maker(f"shard_map {what}").args[0] + "\n\n"
-        raise ValueError(
-            f"{jax_words}{where}: {what} must be a PartitionSpec or a pytree prefix of the "
-            f"{'arguments' if what == 'in_specs' else 'outputs'} ({tu.tree_structure(tree_values)}) made of "
-            f"PartitionSpecs, got {specs!r}"
-        ) from None
-    for path, s in zip(_paths(tree_values, what), leaves):
-        if s is None and not allow_none:
-            raise TypeError(
-                f"{where}: {what}{path} is None: give a PartitionSpec (P() for a replicated value)"
-            )
-        if s is not None and not isinstance(s, PartitionSpec):
-            raise TypeError(
-                f"{where}: {what}{path} is {s!r} of type {type(s).__name__}; the leaves of {what} must be "
-                "PartitionSpecs (P(...))"
-            )
-    return leaves
-
-
-def _paths(tree_values, what) -> list[str]:
-    """``[i]...`` key paths of the leaves of the arguments (or outputs), for error messages."""
-    return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tree_values)]
-
-
-def _normalize(
-    spec: PartitionSpec, ndim, mesh, manual, where, rank_error=None, duplicates=True, jax_key=None
-) -> tuple:
-    if len(spec) > ndim:
-        # (JAX's words first when the caller gives them: ``rank_error(spec)``)
-        head = f"{rank_error(spec)}\n\n" if rank_error is not None else ""
-        raise ValueError(
-            f"{head}{where} is {spec!r}, which has {len(spec)} entries, but the value has rank {ndim}: a "
-            f"spec names at most one entry per dimension (drop entries, or reshape the value to rank "
-            f"{len(spec)})"
-        )
-    norm = spec._normalized(ndim, where)
-    names = [n for dim in norm for n in dim]
-    for n in names:
-        if n not in mesh.axis_names:
-            raise ValueError(
-                f"{where} is {spec!r}, which names the axis {n!r}, which the mesh lacks (its axes: "
-                f"{mesh.axis_names}); use one of them"
-            )
-        if n not in manual:
-            # (JAX's words first: its _check_specs, with the entry's path in the specs tree)
-            kind = (jax_key or "").split("[")[0]
-            head = (
-                f"shard_map {kind} argument must refer to an axis marked as manual "
-                f"({frozenset(manual)}), but:\n\n  {jax_key} refers to {n!r}\n\nCheck the {kind} "
-                "values passed to shard_map.\n\n"
-                if jax_key
-                else ""
-            )
-            raise ValueError(
-                f"{head}{where} is {spec!r}, which names the axis {n!r}, but the shard_map is manual over "
-                f"{set(manual)} only (axis_names=): name only manual axes in the specs, or add {n!r} to "
-                "axis_names"
-            )
-    if duplicates:
-        _check_duplicates(spec, norm, mesh)
-    return norm
-
-
-def _check_duplicates(spec, norm, mesh) -> None:
-    """JAX's DuplicateSpecError for a spec naming a mesh axis twice (in its words); for an
-    argument JAX checks it after the shape (a spec that does not divide raises its ValueError)."""
-    names = [n for dim in norm for n in dim]
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
-        raise DuplicateSpecError(
-            "A single NamedSharding spec specification can map every mesh axis to at most one "
-            f"positional dimension, but {spec!r} has duplicate entries for "
-            + ", ".join(f"`{n}`" for n in twice),
-            mesh,
-            spec,
-        )
-
-
-def _concrete_of(mesh, flat):
-    """``mesh=`` as an ``AbstractMesh``: the mesh of the arguments' shardings, as JAX's
-    ``get_mesh_from_args`` (JAX's ValueErrors for an argument over a mesh of another shape and
-    for arguments without shardings). A traced argument's type names only the abstract mesh:
-    the mesh in scope (``set_mesh``) where it is that mesh, else the mesh of the first devices
-    (``make_mesh``'s), as JAX lowers over the program's own devices."""
-    if not isinstance(mesh, AbstractMesh):
-        return mesh
-    found = None
-    traced = False
-    for a in flat:
-        if isinstance(a, core.Tracer):
-            traced = True
-            continue
-        s = getattr(a, "sharding", None) if isinstance(a, core.Array) else None
-        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1:
-            if s.mesh.shape_tuple != mesh.shape_tuple:
-                shape = core.get_aval(a).str_short(short_dtypes=False)
-                raise ValueError(
-                    f"Mesh shape of the input {s.mesh.shape_tuple} does not match the mesh shape passed to "
-                    f"shard_map  {mesh.shape_tuple} for shape {shape}"
-                )
-            found = s.mesh
-    if found is not None:
-        return found
-    if not traced:
-        raise ValueError(
-            "Please pass `jax.Array`s with a `NamedSharding` as input to `shard_map` when passing "
-            "`AbstractMesh` to the mesh argument."
-        )
-    context = get_mesh()
-    if context is not None and context.abstract_mesh == mesh:
-        return context
-    n = mesh.size
-    devices = np.array(xla_bridge.devices()[:n], dtype=object).reshape(mesh.axis_sizes)
-    return Mesh(devices, mesh.axis_names, axis_types=mesh.axis_types)
-
-
-def _check_unreduced(prefix, mesh, manual, specs) -> None:
-    """JAX's refusals of unreduced/reduced specs: only in a fully manual shard_map, and only over
-    the mesh's Explicit axes (its _check_unreduced, in its words)."""
-    full = frozenset(mesh.axis_names) == frozenset(manual)
-    types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", None) or ()))
-    for s in tu.tree_leaves(specs, is_leaf=lambda s: isinstance(s, PartitionSpec)):
-        if not isinstance(s, PartitionSpec) or not (s.unreduced or s.reduced):
-            continue
-        if not full:
-            raise NotImplementedError(
-                f"unreduced/reduced can only be passed to {prefix}_specs when shard_map is in full manual "
-                f"mode. Got mesh axis names {tuple(mesh.axis_names)}, manual_axes: {frozenset(manual)}, "
-                f"specs: {s}. Please file a bug at https://github.com/jax-ml/jax/issues."
-            )
-        for kind, names in (("unreduced", s.unreduced), ("reduced", s.reduced)):
-            if not all(getattr(types.get(n), "name", None) == "Explicit" for n in names):
-                raise ValueError(
-                    f"{kind} in {prefix}_specs {s} can only be used when the mesh passed to shard_map "
-                    f"contains axis names all of type `Explicit`. Got mesh {mesh}"
-                )
-
-
-def _check_spec_ur(spec, aval) -> None:
-    """JAX's _shard_shaped_array: an argument's unreduced and reduced axes (its type's) are those
-    its in_specs entry names (JAX's ValueErrors, in its words)."""
-    have = getattr(getattr(aval, "sharding", None), "spec", None)
-    for kind in ("unreduced", "reduced"):
-        if frozenset(getattr(spec, kind) or ()) != frozenset(getattr(have, kind, None) or ()):
-            raise ValueError(
-                f"in_specs containing {kind} {spec} passed to shard_map should be equal to the {kind} "
-                f"present on the in_aval {aval.str_short(short_dtypes=True)}"
-            )
-
-
-def _resolve_mesh(mesh, axis_names, where):
-    # (left out: the mesh in scope -- in a body, the enclosing shard_map's, as JAX's context mesh)
-    m = mesh if mesh is not None else _bodies.mesh if _bodies.mesh is not None else get_mesh()
-    if m is None:
-        raise ValueError(  # (JAX's words first)
-            "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh context: "
-            f"{where} has no mesh= and none is set (funcgrad.sharding.set_mesh(mesh), or "
-            "`with funcgrad.sharding.use_mesh(mesh):`)"
-        )
-    if not isinstance(m, Mesh):
-        raise TypeError(f"{where}: mesh must be a funcgrad.sharding.Mesh, got {type(m).__name__}")
-    if m.empty:  # (JAX's words: a mesh of no devices, as its empty_concrete_mesh)
-        raise ValueError(f"shard_map requires a non-empty mesh. Got {m}")
-    if axis_names is None:
-        axis_names = frozenset()
-    if isinstance(axis_names, str) or not isinstance(axis_names, set | frozenset | tuple | list):
-        raise TypeError(f"{where}: axis_names must be a set of mesh axis names, got {axis_names!r}")
-    # As JAX's: left out, axis_names are the mesh's axes that no enclosing shard_map binds
-    bound = frozenset() if _eager.in_own_program() else _bodies.manual  # (an eager body's programs)
-    # (and without the explicit mesh axes an enclosing vmap maps over: JAX's
-    # mesh_axis_names_wo_vmap; its batch rule leaves the mapped dimension to them)
-    vmapped = frozenset() if sr._spmd_axes.get() else frozenset(sr._explicit_axes.get())
-    if vmapped and not frozenset(axis_names) <= frozenset(m.axis_names) - vmapped:
-        raise ValueError(
-            f"jax.shard_map requires axis_names={frozenset(axis_names)} to be a subset of "
-            f"mesh.axis_names={frozenset(m.axis_names) - vmapped}"
-        )
-    names = frozenset(axis_names) or (frozenset(m.axis_names) - bound - vmapped) or frozenset(m.axis_names)
-    unknown = sorted(str(n) for n in names if n not in m.axis_names)
-    if unknown:
-        raise ValueError(
-            f"{where}: axis_names={set(axis_names)} must be a subset of the mesh's axes {m.axis_names} "
-            f"(unknown: {unknown})"
-        )
-    # (an axis of an enclosing vmap of the same name is shadowed, as JAX's vmap of pmap)
-    outer = bound & names
-    if outer:
-        raise ValueError(
-            f"{where}: the mesh axes {sorted(map(str, outer))} are already manual here (an enclosing "
-            "shard_map/pmap binds them): a nested shard_map is manual over other axes (axis_names=)"
-        )
-    return m, shp.manual_of(m, names)
-
-
-def _axis_types(mesh, manual) -> list:
-    types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ()) or ()))
-    return [types.get(n) for n in manual]
-
-
-def _inferred_spec(x, mesh, manual, where, path):
-    """The spec of an argument under ``in_specs=Infer``: its sharding's spec over ``mesh``, kept
-    to the manual axes (an unsharded value is ``P()``)."""
-    s = _sharding_of(x)
-    if s is None or getattr(s, "mesh", None) is None:
-        return PartitionSpec()
-    if tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names) or dict(s.mesh.shape) != dict(
-        mesh.shape
-    ):
-        raise ValueError(
-            f"{where}: argument{path} is sharded over another mesh ({s.mesh}) than the shard_map's ({mesh}); "
-            "reshard it onto this mesh first (funcgrad.sharding.reshard / device_put)"
-        )
-    out = []
-    for p in s.spec:
-        names = () if p is None else (p if isinstance(p, tuple) else (p,))
-        kept = tuple(n for n in names if n in manual)
-        out.append(None if not kept else kept[0] if len(kept) == 1 else kept)
-    return PartitionSpec(*out, unreduced=s.spec.unreduced, reduced=s.spec.reduced)  # (JAX's _manual_spec)
-
-
-def _sharding_of(x):
-    if isinstance(x, core.Tracer):
-        return getattr(x.aval, "sharding", None)
-    s = getattr(x, "sharding", None) if isinstance(x, core.Array) else None
-    return s
-
-
-def _specs_of_args(specs, args, mesh, manual, where, smap=False) -> list:
-    """One spec per argument leaf: a PartitionSpec, or ``None`` for a static (unmapped) leaf."""
-    leaves = tu.tree_leaves(args)
-    if specs is Infer:
-        types = _axis_types(mesh, manual)
-        explicit = [t for t in types if t is not None and getattr(t, "name", "") == "Explicit"]
-        if len(explicit) != len(manual):
-            kinds = ", ".join(str(getattr(t, "name", t)) for t in types)
-            if smap:  # (JAX's words for smap)
-                raise TypeError(
-                    f"in_axes was not specified when axis_name={frozenset(manual)} was of type {kinds}"
-                )
-            raise TypeError(
-                f"{where}: shard_map in_specs argument must be a pytree of `PartitionSpec` instances, but it "
-                f"was not given while axis_names={set(manual)} are of type {kinds}: pass in_specs= (one "
-                "PartitionSpec per argument, P() for a replicated one); in_specs can be left out only "
-                "when every manual mesh axis is AxisType.Explicit"
-            )
-        return [_inferred_spec(x, mesh, manual, where, p) for x, p in zip(leaves, _paths(args, ""))]
-    return _flat_specs(specs, args, "in_specs", where, allow_none=True)
 
 
 def shard_map(
@@ -601,95 +341,6 @@ def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
     return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name}, _smap=True)
 
 
-def _check_typed_match(x, norm, mesh, manual, path, given=None):
-    """JAX 0.10: over a fully manual mesh of Explicit axes, an argument whose sharding (its type)
-    is over that mesh must be split as its in_specs says -- shard_map does not reshard it
-    silently; an argument without such a sharding is replicated (its type), as in JAX."""
-    if set(manual) != set(mesh.axis_names) or _eager.in_own_program():
-        return  # (an eager shard_map's own programs move blocks on purpose)
-    if not all(getattr(t, "name", "") == "Explicit" for t in _axis_types(mesh, manual)):
-        return
-    s = _sharding_of(x)
-    if s is None or getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
-        # Unsharded (a NumPy value, an array on one device): its type is replicated (JAX's rule).
-        have, have_ur = ((),) * len(norm), {}
-    elif tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names):
-        return
-    else:
-        have = s.spec._normalized(len(norm))
-        have_ur = {"unreduced": frozenset(s.spec.unreduced or ()), "reduced": frozenset(s.spec.reduced or ())}
-    # (and the unreduced and reduced axes, as JAX compares whole specs)
-    want_ur = {"unreduced": frozenset(getattr(given, "unreduced", None) or ()),
-               "reduced": frozenset(getattr(given, "reduced", None) or ())}  # fmt: skip
-    have_ur = {k: have_ur.get(k, frozenset()) for k in want_ur}
-    # (JAX's: the spec's axes of size 1 are left out, as the type leaves them out, under
-    # jax_remove_size_one_mesh_axis_from_type)
-    norm = tuple(_sharding_types.drop_size_one_axes(d, mesh) for d in norm)
-    have = tuple(_sharding_types.drop_size_one_axes(d, mesh) for d in have)
-    if tuple(have) != tuple(norm) or have_ur != want_ur:
-        shown = str(core.get_aval(x)).lstrip("~")
-        raise ValueError(
-            f"in_specs passed to shard_map: {_eager.spec_of_norm(norm).update(**want_ur)} does not match "
-            f"the specs of the input: {_eager.spec_of_norm(have).update(**have_ur)} for arg: {shown}. "
-            "`in_specs` is an optional argument so you can omit specifying it and shard_map will infer "
-            "the in_specs from the arguments. If you want to reshard your inputs, you can use "
-            "`jax.reshard` on the arguments and then pass those args to shard_map."  # (JAX's words)
-        )
-
-
-class _SpecsAfterTrace:
-    """Out specs known only once the body has run (pmap's: one per output, from ``out_axes``
-    broadcast over the output tree), as JAX's internal ``out_specs_thunk``; never a user's."""
-
-    __slots__ = ("thunk",)
-
-    def __init__(self, thunk):
-        self.thunk = thunk
-
-
-def out_specs_of(out_specs, shaped, mesh, manual, where):
-    """The normalized out specs of outputs ``shaped`` (a pytree of avals), and the user's leaves."""
-    if type(out_specs) is _SpecsAfterTrace:
-        out_specs = out_specs.thunk()
-    leaves = _flat_specs(out_specs, shaped, "out_specs", where, allow_none=False)
-    paths = _paths(shaped, "out_specs")
-    name = where[len("shard_map(") : -1] if where.startswith("shard_map(") else where
-    norm = tuple(
-        _normalize(
-            s,
-            a.ndim,
-            mesh,
-            manual,
-            f"{where}: out_specs{p} (for output{p}, {a.str_short()})",
-            functools.partial(_jax_rank_error, name, "out", p, f"{name}(*args)", a),
-            jax_key="out_specs" + ("" if isinstance(out_specs, PartitionSpec) else p),
-        )
-        for s, a, p in zip(leaves, tu.tree_leaves(shaped), paths)
-    )
-    return norm, leaves
-
-
-def _jax_rank_error(fun_name, prefix, path, base, aval, spec) -> str:
-    """JAX's words for a spec longer than its value's rank (its ``_spec_rank_error``, one entry)."""
-    rank, n = aval.ndim, len(spec)
-    msg = (
-        f"shard_map applied to the function '{fun_name}' was given an {prefix}_specs entry which is too long "
-        f"to be compatible with the corresponding {prefix}put value from the function:\n\n"
-        f"{prefix}_specs{path} is {spec} which has length {n}, but {base}{path} has shape "
-        f"{aval.str_short(short_dtypes=False)}, "
-        f"which has rank {rank} (and {rank} < {n})\n\n"
-        f"Entries in {prefix}_specs must be of length no greater than the number of axes in the "
-        f"corresponding {prefix}put value.\n\nEither revise the spec to be shorter, or modify '{fun_name}' "
-        f"so that its {prefix}puts have sufficient rank."
-    )
-    if not rank:
-        msg += (
-            f"\n\nFor scalar values (rank 0), consider using an {prefix}_specs entry of `P()`, where "
-            "`P = jax.sharding.PartitionSpec`."
-        )
-    return msg
-
-
 # ----------------------------------------------------------------------------------------------
 # check_vma: along which mesh axes may each value differ between devices? (funcgrad/_vma.py)
 
@@ -732,189 +383,3 @@ def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs
 
 def shaped_leaf(shaped, i) -> str:
     return tu.tree_leaves(shaped)[i].str_short(short_dtypes=True)
-
-
-def _unreduced_out_specs(norm_out, leaves, manual, check, where) -> tuple:
-    """Staged out specs naming unreduced axes (JAX 0.10, in a checked body: the value, varying
-    along them, is cast to their partial sums) or reduced ones (the value's type says so) as
-    ``URSpec``s the shard_map primitive's rules read (NOTE: [unreduced values]); unchecked, each
-    device's block is taken as it is."""
-    out = []
-    for norm, spec in zip(norm_out, leaves):
-        unreduced = frozenset(spec.unreduced or ()) & frozenset(manual)
-        reduced = frozenset(spec.reduced or ()) & frozenset(manual)
-        # (check_vma=False: each device's block is taken as it is, JAX's bitcast)
-        out.append(shp.URSpec(norm, unreduced, reduced) if unreduced or reduced else norm)
-    return tuple(out)
-
-
-# ----------------------------------------------------------------------------------------------
-# Tracing a body (a shard_map's, or a pmap's: funcgrad/_pmap.py)
-
-
-class _BodyDepth(threading.local):
-    depth = 0
-    manual: frozenset = frozenset()  # the mesh axes the enclosing shard_map bodies are manual over
-    mesh = None  # the innermost enclosing body's mesh (the default of a nested shard_map's mesh=)
-
-
-_bodies = _BodyDepth()
-
-
-class _inside_body:
-    """Marks the tracing of a shard_map (or pmap) body: a pmap there is refused, as in JAX. A
-    checked staged body also gives its ``(trace, seeds, mesh, manual)``, so ``typeof`` of its
-    values shows the manual axes they vary along (``staged_manual_aval``)."""
-
-    def __init__(self, frame=None, manual=(), mesh=None):
-        self.frame = frame
-        self.manual = frozenset(manual)
-        self.mesh = mesh
-
-    def __enter__(self):
-        _bodies.depth += 1
-        self.outer, _bodies.manual = _bodies.manual, _bodies.manual | self.manual
-        self.outer_mesh = _bodies.mesh
-        if self.mesh is not None:
-            _bodies.mesh = self.mesh
-        if self.frame is not None:
-            _staged_frames.stack = (*getattr(_staged_frames, "stack", ()), self.frame)
-            _vma_typing.count += 1
-            hooks.apply_vma = _apply_vma
-        # As JAX's: inside the body the abstract mesh in scope is the shard_map's, its manual axes
-        # (these and the enclosing bodies') of type Manual (get_abstract_mesh().manual_axes)
-        self.scope = None
-        if self.mesh is not None:
-            am = self.mesh.abstract_mesh
-            manual = {n: AxisType.Manual for n in am.axis_names if n in _bodies.manual}
-            self.scope = am.update_axis_types(manual)
-            self.scope.__enter__()
-
-    def __exit__(self, *exc):
-        if self.scope is not None:
-            self.scope.__exit__(*exc)
-        _bodies.depth -= 1
-        _bodies.manual = self.outer
-        _bodies.mesh = self.outer_mesh
-        if self.frame is not None:
-            _staged_frames.stack = _staged_frames.stack[:-1]
-            _vma_typing.count -= 1
-            if not _vma_typing.count:
-                hooks.apply_vma = None
-
-
-# NOTE: [varying axes in staged types]
-# As JAX's types, a value of a checked shard_map body being staged carries the manual axes it
-# varies along in its ShapedArray (``typeof(x).vma``, ``x.aval.mat.varying``): the body's inputs
-# vary along the axes their in_specs name (and those the arguments of a nested shard_map vary
-# along), and while such a body is staged every staged equation's results are typed by
-# ``eqn_varying`` (the rule of ``check_vma``'s dataflow pass, funcgrad/_vma.py) through
-# ``hooks.apply_vma`` -- in the jaxprs a ``jit``, ``cond`` or ``scan`` inside traces too, whose
-# inputs are typed as their arguments. The axes are not part of type equality (a carry's type
-# check, caches): JAX's "pvary" refusals are not made from them.
-_UR = ("unreduced", "reduced")
-
-
-class _VmaTyping:
-    count = 0  # checked bodies being staged, in all threads (the hook is set while any is)
-
-
-_vma_typing = _VmaTyping()
-
-
-def _apply_vma(primitive, avals, out, params):
-    manual = _bodies.manual
-    if not manual or not getattr(_staged_frames, "stack", ()):
-        return out
-    vin = [getattr(a, "manual_axis_type", ir.ManualAxisType()).varying for a in avals]
-    check_matching_vma(primitive, vin)
-    many = primitive.multiple_results
-    outs = list(out) if many else [out]
-    varying = eqn_varying(primitive, params, vin, len(outs))
-    urs = _manual_ur(primitive, avals, outs, params)
-    typed = []
-    for a, v, (u, r) in zip(outs, varying, urs):
-        v = frozenset(v) & manual
-        if type(a) is core.ShapedArray and (v or u or r or not a.mat.empty):
-            mat = ir.ManualAxisType(varying=v - u - r, unreduced=u, reduced=r)
-            if a.mat != mat:
-                a = a.with_manual_axis_type(mat)
-        typed.append(a)
-    return typed if many else typed[0]
-
-
-def _manual_ur(primitive, avals, outs, params) -> list:
-    """The unreduced and reduced manual axes of an equation's results in a fully manual checked
-    body (JAX's manual_rule: its ur rules read the values' manual axis types, NOTE: [unreduced
-    values]); none in a partially manual one (as JAX's)."""
-    none = [(frozenset(), frozenset())] * len(outs)
-    stack = getattr(_staged_frames, "stack", ())
-    mesh = stack[-1][2] if stack else None
-    if mesh is None or frozenset(_bodies.manual) != frozenset(mesh.axis_names):
-        return none
-    if not any(not a.mat.empty for a in avals) and primitive not in (co.all_gather_reduced_p, co.pcast_p):
-        return none
-    if primitive is co.pcast_p:
-        a, axes = avals[0], frozenset(params["axis_name"])
-        kind = params["to"]
-        if kind == "varying":  # (JAX's pvary, or reduced_vary_cast of a reduced value)
-            return [(a.mat.unreduced, a.mat.reduced - axes)]
-        return [
-            (a.mat.unreduced | axes, a.mat.reduced)
-            if kind == "unreduced"
-            else (a.mat.unreduced, a.mat.reduced | axes)
-        ]
-    if primitive.traits.jaxpr_params:  # (a call or control flow: its body typed its results)
-        return [(o.mat.unreduced, o.mat.reduced) for o in outs]
-    if primitive in _COLLECTIVE_UR:
-        return [_COLLECTIVE_UR[primitive](avals[0], frozenset(params["axis_name"]))] * len(outs)
-    u = ur.out_unreduced(primitive, avals, outs, params)
-    # (JAX's auto_insert_reshard: an operand reduced along axes another varies along is cast to
-    # varying first, so the result is not reduced there)
-    varying = frozenset().union(*(a.mat.varying for a in avals))
-    return [(uo, ro - varying) for uo, ro in zip(u, ur.out_reduced(primitive, avals, outs, u, params))]
-
-
-# (JAX's collectives' ur rules, on one operand: a sum over unreduced axes reduces them; an
-# all_gather(to='reduced') makes a complete copy, reduced along its axes)
-_COLLECTIVE_UR = {
-    co.psum_p: lambda a, axes: (a.mat.unreduced - axes, a.mat.reduced),
-    co.psum_scatter_p: lambda a, axes: (a.mat.unreduced - axes, a.mat.reduced),
-    co.all_gather_reduced_p: lambda a, axes: (a.mat.unreduced, a.mat.reduced | axes),
-}
-
-
-_staged_frames = threading.local()  # .stack: the checked shard_map bodies being staged, innermost last
-
-
-def staged_manual_aval(x, aval):
-    """``typeof`` of a value of a checked shard_map body being staged (under ``jit``): its block's
-    type with JAX's ``manual_axis_type`` (the manual axes it varies along, from the equations
-    staged so far: the rule of ``check_vma``), printed ``{V:i}``; ``None`` for any other value."""
-    stack = getattr(_staged_frames, "stack", ())
-    if not stack or not isinstance(x, core.Tracer):
-        return None
-    x = _unwrap(x)
-    typed = x.aval.mat.varying if isinstance(x, StagingTracer) else frozenset()
-    mat = x.aval.mat if isinstance(x, StagingTracer) else None
-    if typed or (mat is not None and (mat.unreduced or mat.reduced)):
-        # (NOTE: [varying axes in staged types]: also a value of a jit inside the body; the
-        # unreduced/reduced axes of a fully manual body's value with them)
-        names = [str(n) for n in stack[-1][2].axis_names]
-        vma = {str(n) for n in typed}
-        out = _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
-        out.manual_axis_type = ir.ManualAxisType(varying=vma, unreduced=mat.unreduced, reduced=mat.reduced)
-        return out
-    for trace, seeds, mesh, _manual in reversed(stack):
-        if isinstance(x, StagingTracer) and x._trace is trace:
-            builder = trace.builder
-            env = dict(zip(builder.invars, seeds))
-            ins = [env.get(v, frozenset()) for v in builder.invars]
-            known = _varying_env(ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, []), ins)
-            vma = {str(n) for n in known.get(x._var, frozenset())}
-            names = [str(n) for n in mesh.axis_names]
-            return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
-    return None
-
-
-_sharding_types.manual_aval_hooks.append(staged_manual_aval)

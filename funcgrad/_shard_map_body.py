@@ -1,0 +1,195 @@
+"""The bodies of ``shard_map`` (and ``pmap``, built on it) being traced: which mesh axes the
+enclosing bodies bind (``_bodies``, the default mesh and ``axis_names`` of a nested shard_map, and
+pmap's refusal inside one), and the types of a checked body's staged values -- the manual axes
+each varies along, and in a fully manual body its unreduced and reduced axes (NOTE: [varying axes
+in staged types]), set on every staged equation's results through ``hooks.apply_vma`` and read by
+``typeof`` (``staged_manual_aval``, registered with ``funcgrad._sharding_types``).
+
+Layer: surface, a floor below ``funcgrad._shard_map_specs`` and ``funcgrad.parallel``. Imports the
+kernel (hooks, the IR, staging tracers), the primitive catalog (``primitives.collectives``,
+``primitives._unreduced_rules``), ``funcgrad._vma`` (the rule of ``check_vma``),
+``funcgrad._shard_map_eager`` (``ManualAval``), ``funcgrad._shardings`` and
+``funcgrad._sharding_types``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from funcgrad import _shard_map_eager as _eager
+from funcgrad import _sharding_types
+from funcgrad._shardings import AxisType
+from funcgrad._vma import _unwrap, _varying_env, check_matching_vma, eqn_varying
+from funcgrad.kernel import core, ir
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import StagingTracer
+from funcgrad.primitives import _unreduced_rules as ur
+from funcgrad.primitives import collectives as co
+
+
+class _BodyDepth(threading.local):
+    depth = 0
+    manual: frozenset = frozenset()  # the mesh axes the enclosing shard_map bodies are manual over
+    mesh = None  # the innermost enclosing body's mesh (the default of a nested shard_map's mesh=)
+
+
+_bodies = _BodyDepth()
+
+
+class _inside_body:
+    """Marks the tracing of a shard_map (or pmap) body: a pmap there is refused, as in JAX. A
+    checked staged body also gives its ``(trace, seeds, mesh, manual)``, so ``typeof`` of its
+    values shows the manual axes they vary along (``staged_manual_aval``)."""
+
+    def __init__(self, frame=None, manual=(), mesh=None):
+        self.frame = frame
+        self.manual = frozenset(manual)
+        self.mesh = mesh
+
+    def __enter__(self):
+        _bodies.depth += 1
+        self.outer, _bodies.manual = _bodies.manual, _bodies.manual | self.manual
+        self.outer_mesh = _bodies.mesh
+        if self.mesh is not None:
+            _bodies.mesh = self.mesh
+        if self.frame is not None:
+            _staged_frames.stack = (*getattr(_staged_frames, "stack", ()), self.frame)
+            _vma_typing.count += 1
+            hooks.apply_vma = _apply_vma
+        # As JAX's: inside the body the abstract mesh in scope is the shard_map's, its manual axes
+        # (these and the enclosing bodies') of type Manual (get_abstract_mesh().manual_axes)
+        self.scope = None
+        if self.mesh is not None:
+            am = self.mesh.abstract_mesh
+            manual = {n: AxisType.Manual for n in am.axis_names if n in _bodies.manual}
+            self.scope = am.update_axis_types(manual)
+            self.scope.__enter__()
+
+    def __exit__(self, *exc):
+        if self.scope is not None:
+            self.scope.__exit__(*exc)
+        _bodies.depth -= 1
+        _bodies.manual = self.outer
+        _bodies.mesh = self.outer_mesh
+        if self.frame is not None:
+            _staged_frames.stack = _staged_frames.stack[:-1]
+            _vma_typing.count -= 1
+            if not _vma_typing.count:
+                hooks.apply_vma = None
+
+
+# NOTE: [varying axes in staged types]
+# As JAX's types, a value of a checked shard_map body being staged carries the manual axes it
+# varies along in its ShapedArray (``typeof(x).vma``, ``x.aval.mat.varying``): the body's inputs
+# vary along the axes their in_specs name (and those the arguments of a nested shard_map vary
+# along), and while such a body is staged every staged equation's results are typed by
+# ``eqn_varying`` (the rule of ``check_vma``'s dataflow pass, funcgrad/_vma.py) through
+# ``hooks.apply_vma`` -- in the jaxprs a ``jit``, ``cond`` or ``scan`` inside traces too, whose
+# inputs are typed as their arguments. The axes are not part of type equality (a carry's type
+# check, caches): JAX's "pvary" refusals are not made from them.
+_UR = ("unreduced", "reduced")
+
+
+class _VmaTyping:
+    count = 0  # checked bodies being staged, in all threads (the hook is set while any is)
+
+
+_vma_typing = _VmaTyping()
+
+
+def _apply_vma(primitive, avals, out, params):
+    manual = _bodies.manual
+    if not manual or not getattr(_staged_frames, "stack", ()):
+        return out
+    vin = [getattr(a, "manual_axis_type", ir.ManualAxisType()).varying for a in avals]
+    check_matching_vma(primitive, vin)
+    many = primitive.multiple_results
+    outs = list(out) if many else [out]
+    varying = eqn_varying(primitive, params, vin, len(outs))
+    urs = _manual_ur(primitive, avals, outs, params)
+    typed = []
+    for a, v, (u, r) in zip(outs, varying, urs):
+        v = frozenset(v) & manual
+        if type(a) is core.ShapedArray and (v or u or r or not a.mat.empty):
+            mat = ir.ManualAxisType(varying=v - u - r, unreduced=u, reduced=r)
+            if a.mat != mat:
+                a = a.with_manual_axis_type(mat)
+        typed.append(a)
+    return typed if many else typed[0]
+
+
+def _manual_ur(primitive, avals, outs, params) -> list:
+    """The unreduced and reduced manual axes of an equation's results in a fully manual checked
+    body (JAX's manual_rule: its ur rules read the values' manual axis types, NOTE: [unreduced
+    values]); none in a partially manual one (as JAX's)."""
+    none = [(frozenset(), frozenset())] * len(outs)
+    stack = getattr(_staged_frames, "stack", ())
+    mesh = stack[-1][2] if stack else None
+    if mesh is None or frozenset(_bodies.manual) != frozenset(mesh.axis_names):
+        return none
+    if not any(not a.mat.empty for a in avals) and primitive not in (co.all_gather_reduced_p, co.pcast_p):
+        return none
+    if primitive is co.pcast_p:
+        a, axes = avals[0], frozenset(params["axis_name"])
+        kind = params["to"]
+        if kind == "varying":  # (JAX's pvary, or reduced_vary_cast of a reduced value)
+            return [(a.mat.unreduced, a.mat.reduced - axes)]
+        return [
+            (a.mat.unreduced | axes, a.mat.reduced)
+            if kind == "unreduced"
+            else (a.mat.unreduced, a.mat.reduced | axes)
+        ]
+    if primitive.traits.jaxpr_params:  # (a call or control flow: its body typed its results)
+        return [(o.mat.unreduced, o.mat.reduced) for o in outs]
+    if primitive in _COLLECTIVE_UR:
+        return [_COLLECTIVE_UR[primitive](avals[0], frozenset(params["axis_name"]))] * len(outs)
+    u = ur.out_unreduced(primitive, avals, outs, params)
+    # (JAX's auto_insert_reshard: an operand reduced along axes another varies along is cast to
+    # varying first, so the result is not reduced there)
+    varying = frozenset().union(*(a.mat.varying for a in avals))
+    return [(uo, ro - varying) for uo, ro in zip(u, ur.out_reduced(primitive, avals, outs, u, params))]
+
+
+# (JAX's collectives' ur rules, on one operand: a sum over unreduced axes reduces them; an
+# all_gather(to='reduced') makes a complete copy, reduced along its axes)
+_COLLECTIVE_UR = {
+    co.psum_p: lambda a, axes: (a.mat.unreduced - axes, a.mat.reduced),
+    co.psum_scatter_p: lambda a, axes: (a.mat.unreduced - axes, a.mat.reduced),
+    co.all_gather_reduced_p: lambda a, axes: (a.mat.unreduced, a.mat.reduced | axes),
+}
+
+
+_staged_frames = threading.local()  # .stack: the checked shard_map bodies being staged, innermost last
+
+
+def staged_manual_aval(x, aval):
+    """``typeof`` of a value of a checked shard_map body being staged (under ``jit``): its block's
+    type with JAX's ``manual_axis_type`` (the manual axes it varies along, from the equations
+    staged so far: the rule of ``check_vma``), printed ``{V:i}``; ``None`` for any other value."""
+    stack = getattr(_staged_frames, "stack", ())
+    if not stack or not isinstance(x, core.Tracer):
+        return None
+    x = _unwrap(x)
+    typed = x.aval.mat.varying if isinstance(x, StagingTracer) else frozenset()
+    mat = x.aval.mat if isinstance(x, StagingTracer) else None
+    if typed or (mat is not None and (mat.unreduced or mat.reduced)):
+        # (NOTE: [varying axes in staged types]: also a value of a jit inside the body; the
+        # unreduced/reduced axes of a fully manual body's value with them)
+        names = [str(n) for n in stack[-1][2].axis_names]
+        vma = {str(n) for n in typed}
+        out = _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+        out.manual_axis_type = ir.ManualAxisType(varying=vma, unreduced=mat.unreduced, reduced=mat.reduced)
+        return out
+    for trace, seeds, mesh, _manual in reversed(stack):
+        if isinstance(x, StagingTracer) and x._trace is trace:
+            builder = trace.builder
+            env = dict(zip(builder.invars, seeds))
+            ins = [env.get(v, frozenset()) for v in builder.invars]
+            known = _varying_env(ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, []), ins)
+            vma = {str(n) for n in known.get(x._var, frozenset())}
+            names = [str(n) for n in mesh.axis_names]
+            return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+    return None
+
+
+_sharding_types.manual_aval_hooks.append(staged_manual_aval)
