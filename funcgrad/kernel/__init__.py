@@ -173,7 +173,13 @@ def _declare_abstract(interface: type, name: str, fn: Callable, is_property: boo
 
     functools.update_wrapper(abstract, fn)
     abstract.__isabstractmethod__ = True
-    setattr(interface, name, property(abstract) if is_property else abstract)
+    if is_property:
+        # Only the summary line, as the concrete classes' properties (doctest collects every
+        # property's docstring, whose example calls the function by a name not in scope there).
+        summary = (fn.__doc__ or "").strip().partition("\n")[0]
+        setattr(interface, name, property(abstract, doc=summary or None))
+    else:
+        setattr(interface, name, abstract)
 
 
 # (copying a structure that holds a leaked tracer is not using it)

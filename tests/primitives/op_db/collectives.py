@@ -153,6 +153,35 @@ OPS = [
         )
         for axis, tiled in ((0, False), (1, True))
     ],
+    *[
+        # (all_gather(to='reduced'): all_gather's values and rules, typed reduced in a checked body)
+        _entry(
+            f"all_gather_reduced_axis{axis}{'_tiled' if tiled else ''}",
+            co.all_gather_reduced_p,
+            _gather_ref(axis, tiled),
+            _stacked(),
+            shapes=_shapes(min_dims=2, max_dims=2, min_side=1),
+            sample_shapes=((3, 2), (2, 1)),
+            params=dict(axis=axis, tiled=tiled),
+            dtypes=(F64, I32),
+            linear_argnums=((0,),),
+        )
+        for axis, tiled in ((0, False), (1, True))
+    ],
+    *[
+        # (pcast: the identity on each instance's value, a change of its type in a checked body)
+        _entry(
+            f"pcast_{to}",
+            co.pcast_p,
+            lambda x: x,
+            _stacked(),
+            shapes=_shapes(max_dims=2),
+            params=dict(to=to),
+            dtypes=ALL3,
+            linear_argnums=((0,),),
+        )
+        for to in ("varying", "reduced", "unreduced")
+    ],
     _entry(
         "psum_scatter",
         co.psum_scatter_p,
