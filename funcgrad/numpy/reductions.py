@@ -431,10 +431,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     total = red.reduce_sum(_masked(a, where, 0), axes)
     n = _count(a, axes, where)
     if isinstance(n, int):
-        if n == 0 and np.dtype(compute).kind in "fc":
-            res = constant(np.nan, compute, shape_of(total))
-        else:
-            res = ew.div_p.bind(total, constant(n, compute))
+        # (an empty mean is 0 / 0, NaN, through the division as JAX's: its derivatives are NaN too)
+        res = ew.div_p.bind(total, constant(n, compute))
     else:
         res = ew.div_p.bind(total, ew.convert_element_type(n, compute))
     return _keepdims(_round_to(res, target), a.shape, axes, keepdims)

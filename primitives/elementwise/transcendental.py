@@ -331,12 +331,17 @@ def _polygamma_impl(m, x):
     return np.asarray(scipy.special.polygamma(np.asarray(m).astype(np.int64), x)).astype(np.result_type(x))
 
 
+def _polygamma_jvp_m(t, m, x):
+    # (JAX's words: polygamma is defined at integer orders m only, so it has no derivative in m)
+    raise ValueError("polygamma gradient with respect to m is not supported")
+
+
 # polygamma(m, x), the m-th derivative of digamma (m a non-negative integer value of x's dtype,
 # as in jax.lax); d/dx polygamma(m, x) = polygamma(m + 1, x), so every order is differentiable.
 polygamma_p = naryop(
     "polygamma",
     _polygamma_impl,
-    None,
+    _polygamma_jvp_m,
     lambda t, m, x: mul(t, polygamma_p.bind(*coerce_pair(add(m, 1), x))),
     accepted=_dt.is_float,
     taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,

@@ -5,6 +5,8 @@ calls, each run through both libraries.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -282,3 +284,29 @@ def test_padtype_to_pads_gives_python_ints_as_jax():
         got = flax.padtype_to_pads(*shapes, padding)
         assert got == list(jax.lax.padtype_to_pads(*shapes, padding))
         assert all(type(v) is int for pair in got for v in pair)
+
+
+def test_polygamma_refuses_a_derivative_in_its_order_as_jax():
+    # (the fuzzer's CI draw: grad(lax.polygamma(x, x)) computed, jax raises)
+    for lib, lx in ((funcgrad, flax), (jax, jax.lax)):
+        with pytest.raises(ValueError, match="polygamma gradient with respect to m is not supported"):
+            lib.grad(lambda x, lx=lx: lx.polygamma(x, x))(1.0)
+    got = funcgrad.grad(lambda x: flax.polygamma(2.0, x))(1.5)
+    np.testing.assert_allclose(got, jax.grad(lambda x: jax.lax.polygamma(2.0, x))(1.5), rtol=1e-12)
+
+
+def test_derivatives_of_an_empty_mean_are_nan_as_jax():
+    # mean of an empty axis is 0 / 0 through the division, so its tangent is NaN too (it was a
+    # NaN constant with a zero derivative; the fuzzer's CI draw: jvp of np.average of [])
+    for x in (np.zeros((0,)), np.zeros((2, 0), np.float32), np.zeros((0, 3), np.complex128)):
+        for axis in (None, -1):
+            want = jax.jvp(lambda v, axis=axis: jnp.mean(v, axis=axis), (x,), (x,))
+            mean = functools.partial(fnp.mean, axis=axis)
+            average = functools.partial(fnp.average, axis=axis)
+            for got in (
+                funcgrad.jvp(mean, (x,), (x,)),
+                funcgrad.jit(lambda v, average=average: funcgrad.jvp(average, (v,), (v,)))(x),
+            ):
+                for g, w in zip(got, want):
+                    assert g.dtype == w.dtype and g.shape == w.shape
+                    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
