@@ -59,7 +59,10 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     # in_specs then name them: P(unreduced={'x'})), not all-reduced first (NOTE: [unreduced values])
     ins = ", ".join(
         spmd.sharding(
-            mesh, s, a.ndim, unreduced=(_unreduced(a) | getattr(s, "unreduced", set())) & set(manual_axes),
+            mesh,
+            s,
+            a.ndim,
+            unreduced=(_unreduced(a) | getattr(s, "unreduced", set())) & set(manual_axes),
             open_dims=open_dims,
         )  # (or a cotangent's spec names them: that of a reduced output)
         for s, a in zip(in_specs, ctx.avals_in)
