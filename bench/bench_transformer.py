@@ -54,7 +54,11 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   2`` at load 12.0-15.3: per-example 0.54x (262.8 against 488.7; rounds 0.54x, 0.54x), step 0.82x
   torch.compile (251.9 against 307.7 ms CPU; jax 477.7: the load doubled funcgrad's step, 126.1 in
   session 18, and torch.compile's by 14%), first call 0.81x jax (13.1 against 16.2 s wall), eager
-  0.92x torch (389.2 against 422.3).
+  0.92x torch (389.2 against 422.3). At the session's end on a quiet machine (load 0.6-0.9;
+  ``--cases per_example --threads 1 --rounds 3``): 0.62x (246.2 against 396.8 ms CPU), and the
+  session's start commit (3fd4da3e) in the same conditions 0.58x (251.0 against 429.1): funcgrad's
+  time is unchanged, and both sides take 1.7-2.1x session 18's quiet times (118.3 and 233.8 ms) on
+  this session's machine (an AMD EPYC Zen 4), where the ratio sits higher.
   Measured and not kept (funcgrad's per-example program in fresh processes pinned to one core
   under ``chrt -f 1``, so that preemption by the load leaves the per-call times; 12 calls each;
   every output compared bit for bit with the default program's). XLA options (``XLA_FLAGS``; CPU
