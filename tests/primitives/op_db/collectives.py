@@ -140,9 +140,11 @@ OPS = [
         for axis, tiled in ((0, False), (1, False), (0, True), (1, True))
     ],
     *[
+        # (all_gather(to='invarying') and (to='reduced'): all_gather's values and rules, typed
+        # invariant or reduced in a checked body)
         _entry(
-            f"all_gather_invariant_axis{axis}{'_tiled' if tiled else ''}",
-            co.all_gather_invariant_p,
+            f"{prim.name}_axis{axis}{'_tiled' if tiled else ''}",
+            prim,
             _gather_ref(axis, tiled),
             _stacked(),
             shapes=_shapes(min_dims=2, max_dims=2, min_side=1),
@@ -151,21 +153,7 @@ OPS = [
             dtypes=(F64, I32),
             linear_argnums=((0,),),
         )
-        for axis, tiled in ((0, False), (1, True))
-    ],
-    *[
-        # (all_gather(to='reduced'): all_gather's values and rules, typed reduced in a checked body)
-        _entry(
-            f"all_gather_reduced_axis{axis}{'_tiled' if tiled else ''}",
-            co.all_gather_reduced_p,
-            _gather_ref(axis, tiled),
-            _stacked(),
-            shapes=_shapes(min_dims=2, max_dims=2, min_side=1),
-            sample_shapes=((3, 2), (2, 1)),
-            params=dict(axis=axis, tiled=tiled),
-            dtypes=(F64, I32),
-            linear_argnums=((0,),),
-        )
+        for prim in (co.all_gather_invariant_p, co.all_gather_reduced_p)
         for axis, tiled in ((0, False), (1, True))
     ],
     *[
