@@ -150,10 +150,7 @@ def register(
         for name, fn in (array_methods or {}).items():
             setattr(cls, name, fn if name in _COPY_METHODS or name in _BINDING_OPERATORS else live(fn))
         for name, fget in (array_properties or {}).items():
-            # Only the summary line of the function's docstring: its example calls the function
-            # by its own name, which doctest would run (and fail) in this module's namespace.
-            summary = (fget.__doc__ or "").strip().partition("\n")[0]
-            setattr(cls, name, property(live(fget), doc=summary or None))
+            setattr(cls, name, property(live(fget), doc=_summary(fget)))
         # Defining __eq__ must not make the classes unhashable in a different way than they chose.
         if own_hash is not None:
             cls.__hash__ = own_hash
@@ -173,13 +170,14 @@ def _declare_abstract(interface: type, name: str, fn: Callable, is_property: boo
 
     functools.update_wrapper(abstract, fn)
     abstract.__isabstractmethod__ = True
-    if is_property:
-        # Only the summary line, as the concrete classes' properties (doctest collects every
-        # property's docstring, whose example calls the function by a name not in scope there).
-        summary = (fn.__doc__ or "").strip().partition("\n")[0]
-        setattr(interface, name, property(abstract, doc=summary or None))
-    else:
-        setattr(interface, name, abstract)
+    setattr(interface, name, property(abstract, doc=_summary(fn)) if is_property else abstract)
+
+
+def _summary(fn: Callable) -> str | None:
+    """The summary line of ``fn``'s docstring, a property's doc: its example calls the function by
+    its own name, which doctest (it collects every property's docstring) would run, and fail, in
+    the namespace of the class's module."""
+    return (fn.__doc__ or "").strip().partition("\n")[0] or None
 
 
 # (copying a structure that holds a leaked tracer is not using it)
