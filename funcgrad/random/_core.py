@@ -34,7 +34,7 @@ from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.numpy._core import static_shape
+from funcgrad.numpy._core import check_user_dtype, static_shape
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.rng import iota_2x32_shape_p
@@ -416,7 +416,7 @@ def bits(key, shape=(), dtype=None):
     if dtype is None:
         dtype = np.uint64 if _dt.x64_enabled else np.uint32
     _bit_width(dtype)  # (JAX checks the kind, then canonicalizes: uint64 draws 32 bits in 32-bit mode)
-    dtype = _dt.canonicalize(dtype)
+    dtype = check_user_dtype(dtype)  # (JAX's check: jax_explicit_x64_dtypes's warning or error)
     out = eager_draw(key, _bits_program, shape, dtype)  # NOTE: [eager sampler programs]
     if out is not None:
         return out

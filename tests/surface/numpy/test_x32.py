@@ -537,6 +537,33 @@ def test_x32_explicit_x64_dtypes_error_as_jax(x32):
             jnp.zeros(2, np.float64)
 
 
+def test_x32_random_bits_explicit_x64_dtype_as_jax(x32):
+    # (JAX's random_test testRngRandomBitsShapeDtype: random.bits checks an explicit dtype as jnp does)
+    for j, mode in ((funcgrad, funcgrad.config), (jax, jax.config)):
+        key = j.random.key(1701)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with _jax_config.enable_x64(False):
+                out = j.random.bits(key, (3,), np.uint64)
+        assert out.dtype == np.uint32 and out.shape == (3,)
+        assert any("Explicitly requested dtype uint64" in str(x.message) for x in w)
+        mode.update("jax_explicit_x64_dtypes", "error")
+        try:
+            with _jax_config.enable_x64(False):
+                with pytest.raises(ValueError, match="Explicitly requested dtype uint64"):
+                    j.random.bits(key, (3,), np.uint64)
+            with _jax_config.enable_x64(False):
+                assert j.random.bits(key, (3,), np.uint16).dtype == np.uint16
+        finally:
+            mode.update("jax_explicit_x64_dtypes", "warn")
+    with _jax_config.enable_x64(False), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(
+            funcgrad.random.bits(funcgrad.random.key(1701), (3,), np.uint64),
+            jax.random.bits(jax.random.key(1701), (3,), np.uint64),
+        )
+
+
 def test_x32_tri_python_int_k_past_int32_overflows_as_jax(x32):
     # (JAX's lax_numpy_test testTri: k = 2**33 in 32-bit mode)
     with pytest.raises(OverflowError):
