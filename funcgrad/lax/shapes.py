@@ -23,9 +23,10 @@ from funcgrad._placement import (
 )
 from funcgrad.kernel.array import Array
 from funcgrad.lax._checks import _bind_check
+from funcgrad.numpy import creation as _creation
 from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
 from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
-from funcgrad.numpy._dtypes import keys_by_word
+from funcgrad.numpy._dtypes import ExtendedArray, _is_extended, keys_by_word
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._reshape_sharding import check_reshape
 from funcgrad.primitives.elementwise.conversion import convert_element_type
@@ -240,6 +241,11 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     >>> full((2,), 3.0).tolist()
     [3.0, 3.0]
     """
+    if _is_extended(dtype) or (isinstance(fill_value, ExtendedArray) and dtype is None):
+        if getattr(fill_value, "ndim", 0):  # typed PRNG keys: jnp.full's keys (JAX's lax.full of keys)
+            raise TypeError(f"lax.full: fill_value must be a scalar, got shape {fill_value.shape}")
+        out = _creation.full(tuple(int(s) for s in shape), fill_value, dtype)
+        return out if sharding is None else device_put_sharded(out, sharding)
     value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
     if value.ndim:
         raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
@@ -255,6 +261,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     >>> full_like(np.ones(2, np.int32), 7).tolist()
     [7, 7]
     """
+    if isinstance(x, ExtendedArray) and dtype is None and sharding is None:  # typed PRNG keys (JAX's)
+        return _creation.full_like(x, fill_value, shape=shape)
     if is_abstract(x):
         # A ShapeDtypeStruct (JAX takes any duck-typed array): its shape and dtype; its sharding
         # only over a concrete mesh (over an abstract one the result is on the default device).

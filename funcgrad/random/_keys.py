@@ -416,6 +416,16 @@ class KeyArray(ExtendedArray):
     def squeeze(self, axis=None):
         return fnp.squeeze(self, axis)
 
+    def take(self, indices, axis=None, **kwargs):
+        return fnp.take(self, indices, axis=axis, **kwargs)
+
+    def __setitem__(self, index, value):
+        raise TypeError(  # (JAX's words: keys are immutable arrays)
+            "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+            "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+        )
+
     def swapaxes(self, axis1: int, axis2: int):
         return fnp.swapaxes(self, axis1, axis2)
 

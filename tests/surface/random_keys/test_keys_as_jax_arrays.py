@@ -68,6 +68,25 @@ def test_creation_with_key_dtypes_and_key_fill_values():
     _same_keys(fnp.asarray(k, dtype=k.dtype), jk)
 
 
+def test_lax_full_of_keys_and_the_take_method_as_jax():
+    # (lax.full/full_like with a key fill value or key dtype converted the keys to NumPy and
+    # refused; keys.take was missing; keys[i] = k is JAX's immutability TypeError)
+    ks, jks = fr.split(fr.key(7), 4), jr.split(jr.key(7), 4)
+    k, jk = fr.key(3), jr.key(3)
+    _same_keys(funcgrad.lax.full((3,), k), jax.lax.full((3,), jk))
+    _same_keys(funcgrad.lax.full((2,), 5, dtype=ks.dtype), jax.lax.full((2,), 5, dtype=jks.dtype))
+    _same_keys(funcgrad.lax.full_like(ks, k), jax.lax.full_like(jks, jk))
+    _same_keys(funcgrad.lax.full_like(ks, 0, shape=(2, 1)), jax.lax.full_like(jks, 0, shape=(2, 1)))
+    _same_keys(funcgrad.jit(lambda v: funcgrad.lax.full((2,), v))(k), jax.lax.full((2,), jk))
+    idx = np.array([2, 0])
+    _same_keys(ks.take(idx), jks.take(idx))
+    _same_keys(ks.reshape(2, 2).take(idx[:1], axis=1), jks.reshape(2, 2).take(idx[:1], axis=1))
+    _same_keys(funcgrad.jit(lambda x: x.take(np.array([1])))(ks), jks.take(np.array([1])))
+    for keys, key in ((ks, k), (jks, jk)):
+        with pytest.raises(TypeError, match="JAX arrays are immutable"):
+            keys[0] = key
+
+
 def test_key_equality_broadcasts_the_keys_shapes():
     k, jk = fr.key(123), jr.key(123)
     ka, jka = fr.split(k, 5).at[2:4].set(k), jr.split(jk, 5).at[2:4].set(jk)
