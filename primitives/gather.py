@@ -141,9 +141,14 @@ def default_fill_value(dtype):
     return int(np.iinfo(dtype).max)
 
 
+class _IndexDtypeError(ValueError, TypeError):
+    """JAX's ValueError for non-integer gather/scatter indices; a TypeError too, as funcgrad's
+    dtype errors were."""
+
+
 def _index_dtype_check(name, aval):
-    if aval.dtype.kind not in "iu":
-        raise TypeError(f"{name}: indices must have an integer dtype, got {aval.str_short()}")
+    if aval.dtype.kind not in "iu":  # (JAX's type and words first)
+        raise _IndexDtypeError(f"indices must have an integer type ({name}: got {aval.str_short()})")
 
 
 # ----------------------------------------------------------------------------------------------

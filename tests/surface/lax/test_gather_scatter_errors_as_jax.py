@@ -94,3 +94,16 @@ def test_gather_transpose_takes_the_cotangents_dtype_as_jax():
         return str(ct.dtype), np.asarray(ct, np.float32).tolist()
 
     assert run(funcgrad) == run(jax)
+
+
+def test_float_indices_raise_jax_s_value_error():
+    # (JAX's ValueError 'indices must have an integer type' for gather and scatter; funcgrad raised
+    # a TypeError only)
+    x, i, u = np.arange(4.0, dtype=np.float32), np.array([[1.0]], np.float32), np.ones(1, np.float32)
+    g = dict(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    s = dict(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    for lib in (jax, funcgrad):
+        with pytest.raises(ValueError, match="indices must have an integer type"):
+            lib.lax.gather(x, i, lib.lax.GatherDimensionNumbers(**g), (1,))
+        with pytest.raises(ValueError, match="indices must have an integer type"):
+            lib.lax.scatter_add(x, i, u, lib.lax.ScatterDimensionNumbers(**s))
