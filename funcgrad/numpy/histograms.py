@@ -28,7 +28,7 @@ from funcgrad.numpy.creation import linspace
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import where
 from funcgrad.numpy.manipulation import ravel, reshape, stack
-from funcgrad.numpy.misc import bincount
+from funcgrad.numpy.misc import _EMPTY_RANGE, bincount
 from funcgrad.numpy.numeric import diff
 from funcgrad.numpy.sorting import searchsorted
 
@@ -61,10 +61,9 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     if n < 1:
         raise ValueError(f"histogram_bin_edges: bins must be positive, got {n}")
     if range is None:
-        if a.shape[0] == 0:
-            lo, hi = asarray(0.0, a.dtype), asarray(1.0, a.dtype)
-        else:
-            lo, hi = reductions.min(a), reductions.max(a)
+        if a.shape[0] == 0:  # (the data's minimum: JAX's error; NumPy bins over [0, 1])
+            raise ValueError(_EMPTY_RANGE)
+        lo, hi = reductions.min(a), reductions.max(a)
     else:
         if len(range) != 2:
             raise ValueError(f"histogram_bin_edges: range must be a pair (min, max), got {range!r}")

@@ -176,6 +176,11 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
     return ew.not_p.bind(found) if invert else found
 
 
+# An empty a with a bin count and no range: JAX's histogram takes the data's minimum and raises
+# (NumPy bins over [0, 1]).
+_EMPTY_RANGE = "zero-size array to reduction operation min which has no identity"
+
+
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """Counts (or summed ``weights``) of ``a`` in ``bins`` (a count with a static ``range``, or the
     edges), and the edges; the last bin includes its right edge, as in NumPy.
@@ -188,6 +193,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     if a.dtype.kind == "c" and (a.shape[0] or range is not None or not isinstance(bins, int | np.integer)):
         return _complex_histogram(a, bins, range, weights, density)
     if isinstance(bins, int | np.integer):
+        if range is None and not a.shape[0]:  # (the data's minimum: JAX's error, eager and traced)
+            raise ValueError(_EMPTY_RANGE)
         value = core.concrete_value(a) if range is None else None
         if range is None and value is None and a.shape[0]:
             # A traced a: the data's range, computed in the program (as JAX's histogram_bin_edges).
@@ -198,7 +205,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
             edges = linspace(lo, hi, int(bins) + 1, dtype=a.dtype)
         else:
             if range is None:
-                lo, hi = (float(value.min()), float(value.max())) if value.size else (0.0, 1.0)
+                lo, hi = float(value.min()), float(value.max())
             else:
                 lo, hi = (float(v) for v in range)
             if lo == hi:

@@ -547,10 +547,11 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
             w_work = reshape(st.transpose(weights, (*others, *axes)), work.shape)
     n = work.shape[-1]
     if n == 0:
-        if 0 not in work.shape[:-1]:
+        if 0 not in work.shape[:-1] or not ignore_nan:
             raise ValueError(f"{name} of an empty array (or empty axis)")
         # The result is empty too (a kept axis is empty): each of its no slices ranks one NaN, which
-        # gives the empty result's shape and dtype, as NumPy and jax return it.
+        # gives the empty result's shape and dtype, as NumPy and jax's nanquantile/nanmedian return
+        # it (jax's quantile/median/percentile raise there: an empty reduced axis, whatever is kept).
         work = broadcast_to(constant(np.nan, work.dtype), (*work.shape[:-1], 1))
         n = 1
     work = moveaxis(work, -1, 0)

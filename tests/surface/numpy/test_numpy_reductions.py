@@ -331,6 +331,25 @@ def test_nan_quantiles_over_an_empty_axis_of_an_empty_result(fn, q):
         getattr(fnp, fn)(np.zeros((0, 3)), *args[1:], axis=0)
 
 
+@pytest.mark.parametrize("fn, q", [("median", None), ("quantile", 0.5), ("percentile", [20.0, 90.0])])
+def test_quantiles_over_an_empty_axis_of_an_empty_result_raise_as_jax(fn, q):
+    # jax's quantile/median/percentile (not the nan- forms, above) raise over an empty reduced axis
+    # even where the result is empty; funcgrad computed an empty result (the four-way fuzzer,
+    # percentile(zeros((0, 0)), 50, axis=1)), now it raises, eagerly and traced
+    import jax
+    import jax.numpy as jnp
+
+    x = np.zeros((0, 0), np.float32)
+    args = (x,) if q is None else (x, np.asarray(q, np.float32))
+    with pytest.raises(TypeError):
+        getattr(jnp, fn)(*args, axis=1)
+    with pytest.raises(TypeError):
+        jax.jit(getattr(jnp, fn), static_argnames="axis")(*args, axis=1)
+    for f in (getattr(fnp, fn), funcgrad.jit(getattr(fnp, fn), static_argnames="axis")):
+        with pytest.raises(ValueError, match="empty"):
+            f(*args, axis=1)
+
+
 # ----------------------------------------------------------------------------------------------
 # Histograms (numpy/histograms.py)
 
@@ -426,6 +445,31 @@ def test_histogram_of_a_traced_array_takes_its_range_in_the_program(x):
     for g, w, e in zip(got, want, fnp.histogram(x, bins=3)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-12)
+
+
+def test_histogram_of_an_empty_array_without_a_range_raises_as_jax():
+    # jax takes the data's minimum and raises (NumPy bins over [0, 1]); funcgrad computed NumPy's
+    # eagerly and raised AttributeError under jit (the four-way fuzzer). With a range both compute.
+    import jax
+    import jax.numpy as jnp
+
+    x = np.zeros(0)
+    calls = [
+        lambda m, x: m.histogram(x, bins=3),
+        lambda m, x: m.histogram_bin_edges(x, bins=3),
+        lambda m, x: m.histogram2d(x, x, bins=2),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="zero-size array") as want:
+            call(jnp, x)
+        for side in (lambda x, c=call: c(fnp, x), funcgrad.jit(lambda x, c=call: c(fnp, x))):
+            with pytest.raises(ValueError) as got:
+                side(x)
+            assert str(got.value) == str(want.value)
+    got = funcgrad.jit(lambda x: fnp.histogram(x, bins=3, range=(0.0, 2.0)))(x)
+    want = jax.jit(lambda x: jnp.histogram(x, bins=3, range=(0.0, 2.0)))(x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
 
 
 def test_nearest_quantile_takes_the_lower_neighbour_at_a_tie_as_jax():
