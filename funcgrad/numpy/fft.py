@@ -139,19 +139,29 @@ def _fft_core(name: str, fft_type: FftType, a, s, axes, norm):
     ndim = aval(x).ndim
     if s is not None:
         s = tuple(operator.index(n) for n in s)
-        if any(n <= 0 for n in s):
+        if any(n <= 0 for n in s):  # (JAX's words first)
+            raise ValueError(f"Shape should be positive. (jax.numpy.fft.{name}: s={s})")
+        if axes is not None and len(s) != len(axes):
             raise ValueError(
-                f"funcgrad.numpy.fft.{name}: invalid number of data points {s}; they must be positive"
+                f"Shape and axes have different lengths. (jax.numpy.fft.{name}: s={s}, axes={axes})"
             )
     given = axes
     if axes is None:
         axes = tuple(range(ndim)) if s is None else tuple(range(ndim - len(s), ndim))
+        if s is not None and len(s) > ndim:  # (JAX's lax.fft words, of the input cropped/padded to s)
+            in_s = list(aval(x).shape)
+            for ax, n in zip(axes, s):
+                in_s[ax] = n
+            if fft_type == FftType.IRFFT and in_s:
+                in_s[-1] = in_s[-1] // 2 + 1
+            raise ValueError(
+                f"FFT input shape {tuple(in_s)} must have at least as many input dimensions as "
+                f"fft_lengths {s}."
+            )
     else:
         if len(set(axes)) != len(axes):  # (JAX's words, the axes as given)
             raise ValueError(f"jax.numpy.fft.{name} does not support repeated axes. Got axes {given}.")
-        axes = tuple(normalize_axis(ax, ndim, "axes") for ax in axes)
-        if s is not None and len(s) != len(axes):
-            raise ValueError(f"funcgrad.numpy.fft.{name}: s {s} and axes {axes} have different lengths")
+        axes = tuple(normalize_axis(ax, ndim, "axis") for ax in axes)  # (JAX's words: moveaxis's)
     if len(set(axes)) != len(axes):
         raise ValueError(f"jax.numpy.fft.{name} does not support repeated axes. Got axes {list(axes)}.")
     if not axes:

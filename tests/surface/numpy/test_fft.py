@@ -268,6 +268,22 @@ def test_errors_are_clear():
             jax.numpy.fft.rfftfreq(**kw)
     with pytest.raises(TypeError, match="n must be an int"):
         fnp.fft.fftfreq(4.5)
+    # (JAX's words for s and axes; an axis out of bounds is moveaxis's ValueError, and an s longer
+    # than the input's rank is lax.fft's: funcgrad said "repeated axis in moveaxis")
+    fft_in = "FFT input shape"
+    for fn, kw, msg in [
+        ("fftn", dict(s=(2,), axes=(0, 1)), r"^Shape and axes have different lengths."),
+        ("fft2", dict(s=(2, 2, 2)), r"^Shape and axes have different lengths."),
+        ("fftn", dict(s=(-1, 2)), r"^Shape should be positive."),
+        ("irfft", dict(n=0), r"^Shape should be positive."),
+        ("fft", dict(axis=-3), r"^axis -3 is out of bounds for array of dimension 2"),
+        ("fftn", dict(axes=(0, 5)), r"^axis 5 is out of bounds for array of dimension 2"),
+        ("fftn", dict(s=(2, 2, 2)), rf"^{fft_in} \(2, 2\) must have at least as many .* \(2, 2, 2\)"),
+        ("irfftn", dict(s=(2, 2, 4)), rf"^{fft_in} \(2, 3\) must have at least as many .* \(2, 2, 4\)"),
+    ]:
+        for lib in (jax.numpy, fnp):
+            with pytest.raises(ValueError, match=msg):
+                getattr(lib.fft, fn)(np.zeros((3, 3), np.complex64), **kw)
 
 
 # ----------------------------------------------------------------------------------------------
