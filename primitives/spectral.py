@@ -57,8 +57,11 @@ def _scipy_linalg():
     return scipy.linalg
 
 
-def _reciprocal_gaps(w):
-    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (NOTE: [spectral derivatives])."""
+def _reciprocal_gaps(w, squares: bool = False):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (NOTE: [spectral derivatives]);
+    with ``squares``, ``1 / (w_j^2 - w_i^2)``. Rounded as JAX's rules: ``(I + w_j) - w_i`` (eigh's,
+    eig's; at |w| ~ 1e300 the identity is absorbed and jax's F is inf), ``(w_j + w_i)(w_j - w_i) + I``
+    (svd's)."""
     shape = aval_of(w).shape
     full = (*shape, shape[-1])
     nb = len(shape) - 1
@@ -66,7 +69,11 @@ def _reciprocal_gaps(w):
     wi = st.broadcast_in_dim(w, full, tuple(range(nb + 1)))
     dtype = aval_of(w).dtype
     eye = ew.select(mx.eye_mask(full), mx.full(full, 1, dtype), mx.full(full, 0, dtype))
-    return ew.sub(ew.div(mx.full(full, 1, dtype), ew.add(eye, ew.sub(wj, wi))), eye)
+    if squares:
+        gaps = ew.add(ew.mul(ew.add(wj, wi), ew.sub(wj, wi)), eye)
+    else:
+        gaps = ew.sub(ew.add(eye, wj), wi)
+    return ew.sub(ew.div(mx.full(full, 1, dtype), gaps), eye)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -260,7 +267,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
         lo, hi = _subset(subset_by_index, k, "svd")
         return outs, [ds if (lo, hi) == (0, k) else st.slice_in_dim(ds, lo, hi, 1, len(batch))]
     # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (NOTE: [spectral derivatives]).
-    f = _reciprocal_gaps(ew.mul(s, s))
+    f = _reciprocal_gaps(s, squares=True)
     dss = mx.columns_scaled(ds_mat, cast(s))  # dS diag(s)
     sds = mx.rows_scaled(ds_mat, cast(s))  # diag(s) dS
     s_zero = ew.convert_element_type(ew.eq_p.bind(s, np.zeros((), aval_of(s).dtype)), aval_of(s).dtype)

@@ -185,6 +185,32 @@ def test_derivatives_and_transformations(jl):
     close(funcgrad.jit(lambda m: fl.lu(m)[2])(s), jl.lu(s)[2])
 
 
+def test_spectral_jvps_round_their_gaps_as_jax(jl):
+    # The four-way fuzzer (ops_quad): the eigenvalue-gap matrices of the svd/eigh/eig derivatives
+    # are rounded as JAX's rules form them. svd's 1 / (s_j^2 - s_i^2) was s*s first, so at
+    # s = 1e300 the diagonal was inf - inf and du/dv were -1e300 (jax 0, the derivative); eigh's
+    # and eig's (I + w_j) - w_i absorb the identity at 1e300, as jax's (inf/NaN there).
+    import jax
+
+    a = np.array([[1e300, 0.0], [0.0, 1.0]])
+    t = np.array([[0.5, 0.25], [-0.75, 1.0]])
+    calls = [
+        lambda m, x: m.svd(x, full_matrices=False),
+        lambda m, x: m.eigh(x),
+        lambda m, x: m.eig(x, enable_eigvec_derivs=True),
+    ]
+    for call in calls:
+        got = funcgrad.jvp(lambda x, c=call: c(fl, x), (a,), (t,))[1]
+        want = jax.jvp(lambda x, c=call: c(jl, x), (a,), (t,))[1]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    # ordinary matrices: jax's values (the same products, the same gaps)
+    m = RNG.normal(size=(4, 3))
+    got = funcgrad.jvp(lambda x: fl.svd(x, full_matrices=False), (m,), (m * 0.5,))[1]
+    for g, w in zip(got, jax.jvp(lambda x: jl.svd(x, full_matrices=False), (m,), (m * 0.5,))[1]):
+        close(g, w)
+
+
 @pytest.mark.parametrize(
     "call, match",
     [
