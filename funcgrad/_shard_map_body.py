@@ -20,17 +20,19 @@ from funcgrad import _shard_map_eager as _eager
 from funcgrad import _sharding_types
 from funcgrad._shardings import AxisType
 from funcgrad._vma import _unwrap, _varying_env, check_matching_vma, eqn_varying
-from funcgrad.kernel import core, ir
+from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.primitives import _unreduced_rules as ur
 from funcgrad.primitives import collectives as co
+from funcgrad.primitives import elementwise as ew
 
 
 class _BodyDepth(threading.local):
     depth = 0
     manual: frozenset = frozenset()  # the mesh axes the enclosing shard_map bodies are manual over
     mesh = None  # the innermost enclosing body's mesh (the default of a nested shard_map's mesh=)
+    eager_check = False  # the innermost body runs eagerly, checked (NOTE: [eager shard_map])
 
 
 _bodies = _BodyDepth()
@@ -41,13 +43,15 @@ class _inside_body:
     checked staged body also gives its ``(trace, seeds, mesh, manual)``, so ``typeof`` of its
     values shows the manual axes they vary along (``staged_manual_aval``)."""
 
-    def __init__(self, frame=None, manual=(), mesh=None):
+    def __init__(self, frame=None, manual=(), mesh=None, eager_check=False):
         self.frame = frame
         self.manual = frozenset(manual)
         self.mesh = mesh
+        self.eager_check = eager_check
 
     def __enter__(self):
         _bodies.depth += 1
+        self.outer_eager, _bodies.eager_check = _bodies.eager_check, self.eager_check
         self.outer, _bodies.manual = _bodies.manual, _bodies.manual | self.manual
         self.outer_mesh = _bodies.mesh
         if self.mesh is not None:
@@ -69,6 +73,7 @@ class _inside_body:
         if self.scope is not None:
             self.scope.__exit__(*exc)
         _bodies.depth -= 1
+        _bodies.eager_check = self.outer_eager
         _bodies.manual = self.outer
         _bodies.mesh = self.outer_mesh
         if self.frame is not None:
@@ -193,3 +198,132 @@ def staged_manual_aval(x, aval):
 
 
 _sharding_types.manual_aval_hooks.append(staged_manual_aval)
+
+
+# NOTE: [custom_vjp in a checked body]
+# A custom_vjp's bwd is written for JAX's typed cotangents: the cotangent of a value invariant
+# along manual axes A is the whole cotangent, the same on every device, and bwd must return, for
+# each argument, a cotangent of the argument's type (a psum where the argument is invariant).
+# funcgrad's transposes in a shard_map body compute each device's share instead (the stacked
+# Jacobian, NOTE: [shard_map transpose]): a value invariant along A gets shares summing to JAX's
+# cotangent. So a custom_vjp called in a checked body (its arguments and results typed, NOTE:
+# [varying axes in staged types]) hands bwd the psum over A of its results' shares, and divides
+# the cotangent bwd returns for an argument invariant along A by |A| (equal shares). bwd's results
+# are typed by the rule of check_vma (the staged equations from its inputs, typed as the results
+# and the fwd's residuals) and refused, in JAX's words, where they do not have their argument's
+# type. (Under check_vma=False JAX's cotangents are shares too: nothing to adapt.)
+class _ManualCustomVJP:
+    def __init__(self, in_avals, out_avals, manual, mesh):
+        self.in_varying = [frozenset(getattr(a, "mat", ir.ManualAxisType()).varying) for a in in_avals]
+        # (None: the results' types are read from fwd's, the call not being staged first)
+        self.out_varying = (
+            None
+            if out_avals is None
+            else [frozenset(getattr(a, "mat", ir.ManualAxisType()).varying) for a in out_avals]
+        )
+        self.manual = manual
+        self.sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+    def _invariant(self, varying) -> tuple:
+        return tuple(n for n in self.sizes if n in self.manual and n not in varying)
+
+    def cts_in(self, cts) -> list:
+        out = []
+        for c, v in zip(cts, self.out_varying):
+            axes = self._invariant(v)
+            if not isinstance(c, ad.Zero):
+                c = co.psum_p.bind(c, axis_name=axes) if axes else c
+                # (an eager body's value: typed as the result, as JAX's cotangent is)
+                c = _eager.mark_varying(c, v) if _eager.is_eager_tracer(c) else c
+            out.append(c)
+        return out
+
+    def cts_out(self, cts) -> list:
+        out = []
+        for c, v in zip(cts, self.in_varying):
+            k = 1
+            for n in self._invariant(v):
+                k *= self.sizes[n]
+            out.append(c if k == 1 or isinstance(c, ad.Zero) else ew.div(c, k))
+        return out
+
+    def watch(self, values, varying) -> _Watch:
+        return _Watch(values, varying)
+
+    def typed_results(self, outs, watch) -> None:
+        if self.out_varying is None:
+            self.out_varying = [
+                v if (v := watch.varying(y)) is not None else frozenset(core.get_aval(y).mat.varying)
+                for y in outs
+            ]
+
+
+class _Watching(threading.local):
+    count = 0  # custom_vjp bwd rules of checked bodies being staged (_Watch)
+
+
+_watching = _Watching()
+
+
+def in_typed_bwd() -> bool:
+    """Whether a custom_vjp's bwd called in a checked shard_map body is being staged."""
+    return _watching.count > 0
+
+
+class _Watch:
+    """The manual axes of the values staged from ``values`` (typed ``varying``, None: as their
+    type says) from here on: the rule of check_vma over the equations staged since; an eager
+    body's values carry theirs (NOTE: [eager shard_map])."""
+
+    def __init__(self, values, varying):
+        trace = core.current_trace()
+        self.builder = getattr(trace, "builder", None)
+        self.trace = trace
+        self.mark = len(self.builder.eqns) if self.builder is not None else 0
+        self.seeds = {}
+        for x, v in zip(values, varying):
+            if isinstance(x, StagingTracer) and x._trace is trace:
+                self.seeds[x._var] = frozenset(v) if v is not None else frozenset(x.aval.mat.varying)
+        self.env = None
+
+    def __enter__(self):
+        # (bwd's pvary is staged as the typed cast it is in a checked body, also where the
+        # transposed body is not being typed: its type is what the check reads)
+        _watching.count += 1
+        return self
+
+    def __exit__(self, *exc):
+        _watching.count -= 1
+
+    def varying(self, x):
+        if _eager.is_eager_tracer(x):
+            return x.vma
+        if self.builder is None and not _bodies.eager_check:
+            return None
+        if not isinstance(x, core.Tracer):
+            return frozenset()  # (a constant: the same on every device)
+        if self.builder is None or not (isinstance(x, StagingTracer) and x._trace is self.trace):
+            return None
+        if self.env is None:
+            env = dict(self.seeds)
+
+            def of(a):
+                if not isinstance(a, ir.Var):
+                    return frozenset()
+                return env.get(a, frozenset(getattr(a.aval, "mat", ir.ManualAxisType()).varying))
+
+            for eqn in self.builder.eqns[self.mark :]:
+                vin = [of(a) for a in eqn.invars]
+                env.update(zip(eqn.outvars, eqn_varying(eqn.primitive, eqn.params, vin, len(eqn.outvars))))
+            self.env = env
+        return frozenset(self.env.get(x._var, frozenset(x.aval.mat.varying)))
+
+
+def _custom_vjp_manual(in_avals, out_avals):
+    manual, mesh = _bodies.manual, _bodies.mesh
+    if not manual or mesh is None or not (_bodies.eager_check or getattr(_staged_frames, "stack", ())):
+        return None
+    return _ManualCustomVJP(in_avals, out_avals, manual, mesh)
+
+
+hooks.custom_vjp_manual = _custom_vjp_manual

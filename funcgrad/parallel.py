@@ -284,7 +284,8 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
         frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))
-        with frames, ad.transpose_convention(convention), _inside_body(manual=manual, mesh=mesh):
+        body = _inside_body(manual=manual, mesh=mesh, eager_check=check)
+        with frames, ad.transpose_convention(convention), body:
             out = f(*rebuild(ins))
         out_leaves, out_tree = flatten_outputs(out, where)
         pairs = [trace.stacked(o) for o in out_leaves]

@@ -24,6 +24,7 @@ from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import Zero
+from funcgrad.kernel.hooks import hooks
 
 
 class SymbolicZero:
@@ -193,9 +194,12 @@ def _merge(nondiff: dict, dyn: Sequence, n: int):
 # What a rule returns, checked in JAX's words (code written for JAX matches on them)
 
 
-def _long(aval) -> str:
-    """An aval as JAX's error messages print it (``float32[3]``: long dtype, no weak type)."""
-    return aval.str_short(short_dtypes=False)
+def _long(aval, varying=()) -> str:
+    """An aval as JAX's error messages print it (``float32[3]``: long dtype, no weak type), with
+    the manual axes it varies along (``float32[3]{V:i}``)."""
+    names = sorted(map(str, varying or ()))
+    vma = "{V:" + (names[0] if len(names) == 1 else f"({','.join(names)})") + "}" if names else ""
+    return aval.str_short(short_dtypes=False) + vma
 
 
 def _typematch(a, b) -> bool:
@@ -292,10 +296,12 @@ def check_tangents_out(primal_avals, tangents) -> None:
     )
 
 
-def bwd_cotangents(cts, dyn, in_avals) -> list:
+def bwd_cotangents(cts, dyn, in_avals, varying_of=None) -> list:
     """A ``bwd`` rule's result as one cotangent (or ``Zero``) per differentiable argument leaf,
     checked as JAX checks it. ``dyn`` has the differentiable arguments' structure; ``None``
     stands for zeros of the whole subtree where it is, and a list of the right length is a tuple.
+    ``varying_of(ct)``: the manual axes a cotangent varies along in a checked shard_map body
+    (NOTE: [custom_vjp in a checked body]), or None where that is not known.
 
     >>> from funcgrad.kernel.ir import ShapedArray
     >>> bwd_cotangents((None, 2.0), (0, 0), [ShapedArray((), np.float32)] * 2)
@@ -349,11 +355,17 @@ def bwd_cotangents(cts, dyn, in_avals) -> list:
             out.append(Zero(c.aval))
         else:
             got = core.get_aval(c)
-            if got.shape != aval.shape and not bwd_checks["disabled"]:  # (JAX lets a dtype differ)
+            vma = varying_of(c) if varying_of is not None else None
+            bad_vma = vma is not None and vma != aval.mat.varying
+            if (got.shape != aval.shape or bad_vma) and not bwd_checks["disabled"]:
+                # (JAX lets a dtype differ)
+                extra = ", so the manual axis types do not match" if got.shape == aval.shape else ""
+                want_vma = aval.mat.varying if vma is not None else frozenset()
                 raise ValueError(
                     "Custom VJP bwd rule must produce an output with the same type as the args tuple "
                     f"of the primal function, but at output{path} the bwd rule produced an output of "
-                    f"type {_long(got)} corresponding to an input of type {_long(aval)}"
+                    f"type {_long(got, vma)} corresponding to an input of type {_long(aval, want_vma)}"
+                    f"{extra}"
                 )
             out.append(c)
     return out
@@ -416,6 +428,8 @@ def vjp_rules(custom, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list
     in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
     nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
     res_tree_box: list = []
+    # (called in a checked shard_map body: NOTE: [custom_vjp in a checked body])
+    manual = hooks.custom_vjp_manual(in_avals, out_avals)
     fwd_name = getattr(user_fwd, "__name__", "fwd")
     # (bwd needs the arguments' structure only: it keeps no tracer of the call alive, which a
     # jaxpr holding bwd in its params would keep -- NOTE: [leak checking])
@@ -423,6 +437,7 @@ def vjp_rules(custom, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list
 
     def fwd_flat(perturbed, *primals):
         primals = [ad.as_given(x) for x in primals]  # NOTE: [primals as the caller gave them]
+        watch = manual.watch(primals, manual.in_varying) if manual is not None else None
         if symbolic:
             primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
         out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
@@ -442,12 +457,28 @@ def vjp_rules(custom, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list
             out_tree_box.append(y_tree)
         res_leaves, res_tree = tu.tree_flatten(res)
         res_tree_box.append(res_tree)
+        if watch is not None:
+            res_vma_box.append([watch.varying(r) for r in res_leaves])
+            manual.typed_results(y_leaves, watch)
         return [*y_leaves, *res_leaves]
+
+    res_vma_box: list = []
 
     def bwd_flat(res_leaves, ct_leaves):
         res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
-        ct = tu.tree_unflatten(out_tree_box[0], [_zero_to_user(c, symbolic) for c in ct_leaves])
-        return bwd_cotangents(user_bwd(*nondiff_vals, res, ct), dyn, in_avals)
+        if manual is not None:
+            ct_leaves = manual.cts_in(ct_leaves)
+        user_cts = [_zero_to_user(c, symbolic) for c in ct_leaves]
+        ct = tu.tree_unflatten(out_tree_box[0], user_cts)
+        watch = None
+        if manual is not None:
+            res_vma = res_vma_box[-1] if res_vma_box else [None] * len(res_leaves)
+            watch = manual.watch([*user_cts, *res_leaves], [*manual.out_varying, *res_vma])
+        if watch is None:
+            return bwd_cotangents(user_bwd(*nondiff_vals, res, ct), dyn, in_avals)
+        with watch:
+            out = user_bwd(*nondiff_vals, res, ct)
+        return manual.cts_out(bwd_cotangents(out, dyn, in_avals, watch.varying))
 
     fwd_flat.__name__ = fwd_name
     fwd_flat.count_out = lambda: out_tree_box[0].num_leaves

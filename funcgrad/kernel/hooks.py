@@ -32,6 +32,10 @@ _PROVIDERS = {
 }
 
 
+def _no_manual_adapter(in_avals, out_avals):
+    return None
+
+
 def _no_default_precision():
     """``default_precision`` until ``funcgrad._config`` registers its reader: a dot's
     ``precision=None`` is XLA's default."""
@@ -76,6 +80,10 @@ class KernelHooks:
         # checked shard_map body is staged, (primitive, avals_in, out, params) -> out typed with
         # the manual axes each result varies along; None otherwise.
         self.apply_vma = None
+        # NOTE: [custom_vjp in a checked body] (the surface's ``funcgrad._shard_map_body``):
+        # (in_avals, out_avals) -> the adapter of a custom_vjp called in a checked shard_map body
+        # being staged (its bwd sees and returns JAX's typed cotangents), or None.
+        self.custom_vjp_manual = _no_manual_adapter
         # NOTE: [placement in context] (the surface's ``funcgrad._meshes``): () -> the mesh that
         # ``set_mesh`` set in this thread, or None; the entry itself is None while no thread has
         # one, so eager operations pay one attribute read for it.

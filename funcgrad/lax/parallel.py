@@ -27,6 +27,7 @@ import numpy as np
 
 from funcgrad import _shard_map_eager as _eager
 from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
+from funcgrad._shard_map_body import in_typed_bwd
 from funcgrad._sharding_types import drop_size_one_axes
 from funcgrad._shardings import get_abstract_mesh
 from funcgrad.kernel import batching, core
@@ -335,7 +336,8 @@ def _varying_cast(v, names):
     v = _eager.mark_varying(v, names)
     # (a constant of a staged body too: JAX's pvary types it varying there)
     staged = isinstance(v, core.Tracer) or isinstance(core.current_trace(), StagingTrace)
-    if hooks.apply_vma is not None and staged and not _eager.is_eager_tracer(v):
+    typed = hooks.apply_vma is not None or in_typed_bwd()  # (NOTE: [custom_vjp in a checked body])
+    if typed and staged and not _eager.is_eager_tracer(v):
         return co.pcast_p.bind(asarray(v), axis_name=names, to="varying")
     return v
 

@@ -17,7 +17,7 @@ _JAX_DEFAULTS = {
     "jax_softmax_custom_jvp": False,
     "jax_use_simplified_jaxpr_constants": False,
     "jax_use_shardy_partitioner": True,
-    "jax_custom_vjp3": True,
+    "jax_custom_vjp3": False,
     "jax_explicit_x64_dtypes": "warn",  # (JAX's default, and what funcgrad does: truncate with a warning)
     "jax_traceback_filtering": "off",
     "jax_disable_bwd_checks": False,

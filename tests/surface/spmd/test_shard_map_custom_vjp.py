@@ -1,0 +1,108 @@
+"""A custom_vjp called in a checked shard_map body, against jax 0.10.2 on 4 of 8 devices (NOTE:
+[custom_vjp in a checked body]): its bwd gets JAX's typed cotangents (the whole cotangent of an
+invariant result, not each device's share) and must return cotangents of its arguments' types,
+else JAX's ValueError ("... so the manual axis types do not match"). Each program is
+differentiated outside the body and inside it, eagerly and under ``jit``; the gradients, or the
+error's type and message.
+
+One program runs in jax (a subprocess: ``_jax_oracle``) and here on funcgrad, its names bound to
+funcgrad's modules (this process must not import jax)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from _jax_oracle import run_jax
+
+import funcgrad.numpy as fnp
+
+PROGRAM = """
+mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("i",))
+pvary = lambda x, a: jax.lax.pcast(x, a, to="varying")
+
+
+def run(f, bwd, in_specs, out_specs, args, inside, jit):
+    f = jax.custom_vjp(f)
+    f.defvjp(lambda *a: (f(*a), a), bwd)
+    argnums = tuple(range(len(args)))
+    if inside:
+        body = lambda *a: jax.grad(lambda *a: f(*a).sum(), argnums=argnums)(*a)
+        h = jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=in_specs)
+    else:
+        g = jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+        h = jax.grad(lambda *a: g(*a).sum(), argnums=argnums)
+    h = jax.jit(h) if jit else h
+    try:
+        return [np.asarray(r).tolist() for r in h(*args)]
+    except ValueError as e:
+        return ["ValueError", str(e)]
+
+
+x = jnp.arange(4.0, dtype=np.float32)
+w = jnp.arange(1.0, 2.0, dtype=np.float32)
+programs = {
+    # (valid: bwd returns cotangents of its arguments' types)
+    "scale": (lambda x: x * 2, lambda r, g: (g * 2,), P("i"), P("i"), (x,)),
+    "psum fwd, pvary bwd": (lambda x: jax.lax.psum(x, "i"), lambda r, g: (pvary(g, "i"),), P("i"), P(), (x,)),
+    "invariant w times x": (
+        lambda w, x: w * x,
+        lambda r, g: (jax.lax.psum(g * r[1], "i"), g * r[0]),
+        (P(), P("i")),
+        P("i"),
+        (w, x),
+    ),
+    "residual psum": (
+        lambda x: x * jax.lax.psum(x, "i"), lambda r, g: (g * jax.lax.psum(r[0], "i"),), P("i"), P("i"), (x,)
+    ),
+    # (refused: JAX's test_custom_vjp_replication_error_message_hint and its mirror images)
+    "psum in bwd": (lambda x: jax.lax.psum(x, "i"), lambda r, g: (jax.lax.psum(g, "i"),), P("i"), P(), (x,)),
+    "varying cotangent of w": (
+        lambda w, x: w * x, lambda r, g: (g * r[1], g * r[0]), (P(), P("i")), P("i"), (w, x)
+    ),
+    "invariant cotangent of x": (lambda x: x * 2, lambda r, g: (jax.lax.psum(g, "i"),), P("i"), P("i"), (x,)),
+}
+cases = {}
+for name, prog in programs.items():
+    for inside in (False, True):
+        for jit in (False, True):
+            where = ("inside" if inside else "outside") + (" jit" if jit else "")
+            cases[f"{name} {where}"] = run(*prog, inside, jit)
+"""
+
+ORACLE = (
+    "import json, numpy as np, jax, jax.numpy as jnp\n"
+    "from jax.sharding import PartitionSpec as P\n" + PROGRAM + "print(json.dumps(cases))\n"
+)
+
+NAMES = [
+    "scale",
+    "psum fwd, pvary bwd",
+    "invariant w times x",
+    "residual psum",
+    "psum in bwd",
+    "varying cotangent of w",
+    "invariant cotangent of x",
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    import funcgrad
+    from funcgrad.sharding import PartitionSpec
+
+    names = {"np": np, "jax": funcgrad, "jnp": fnp, "P": PartitionSpec}
+    exec(PROGRAM, names)
+    return json.loads(json.dumps(names["cases"])), run_jax(ORACLE)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_as_jax(results, name):
+    got, want = results
+    for where in ("outside", "outside jit", "inside", "inside jit"):
+        case = f"{name} {where}"
+        assert got[case] == want[case], case
+
+
+pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
