@@ -105,6 +105,21 @@ def reduce_window_shape_tuple(
 def _check_window(
     name, x: ShapedArray, window_dimensions, window_strides, padding, base_dilation, window_dilation
 ):
+    if len(window_dimensions) != x.ndim:  # (JAX's words and order first)
+        raise TypeError(
+            "reduce_window got the wrong number of window_dimensions for operand: got operand shape "
+            f"{x.shape} with window_dimensions {tuple(window_dimensions)}."
+        )
+    for what, v in (
+        ("window_strides", window_strides),
+        ("base_dilation", base_dilation),
+        ("window_dilation", window_dilation),
+    ):
+        if len(v) != len(window_dimensions):
+            raise TypeError(
+                f"reduce_window got inconsistent {what} and window_dimensions: got {what} {tuple(v)} "
+                f"and window_dimensions {tuple(window_dimensions)}."
+            )
     for what, v in zip(_WINDOW, (window_dimensions, window_strides, padding, base_dilation, window_dilation)):
         if len(v) != x.ndim:
             raise TypeError(

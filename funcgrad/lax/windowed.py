@@ -129,9 +129,9 @@ def reduce_window(
         given = [] if window_strides is None else tuple(int(s) for s in window_strides)
         padding = padtype_to_pads(flat_ops[0].shape, effective, given, padding)
     if len(window_dimensions) != ndim:
-        raise TypeError(
-            f"lax.reduce_window: window_dimensions {window_dimensions} needs one entry per dimension of the "
-            f"operand (shape {flat_ops[0].shape})"
+        raise TypeError(  # (JAX's words)
+            "reduce_window got the wrong number of window_dimensions for operand: got operand shape "
+            f"{flat_ops[0].shape} with window_dimensions {window_dimensions}."
         )
     strides = (1,) * ndim if window_strides is None else tuple(int(s) for s in window_strides)
     params = wd.window_params(ndim, window_dimensions, strides, padding, base_dilation, window_dilation)

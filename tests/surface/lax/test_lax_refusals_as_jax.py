@@ -233,6 +233,20 @@ WORDED = [
         "reduce_window_output_tree",
         lambda lax, np_: lax.reduce_window(np_.ones((1,)), 0.0, lambda x, y: [x + y], (1,), (1,), "VALID"),
     ),
+    # (JAX's shape-rule words for windows of the wrong rank; funcgrad said "needs one entry per
+    # dimension of the operand")
+    (
+        "reduce_window_window_rank",
+        lambda lax, np_: lax.reduce_window(np_.ones(4), 0.0, lax.add, (2, 2), (1,), "VALID"),
+    ),
+    (
+        "reduce_window_strides_rank",
+        lambda lax, np_: lax.reduce_window(np_.ones(4), 0.0, lax.add, (2,), (1, 1), "VALID"),
+    ),
+    (
+        "reduce_window_max_base_dilation_rank",
+        lambda lax, np_: lax.reduce_window(np_.ones(4), -np.inf, lax.max, (2,), (1,), "VALID", (1, 1)),
+    ),
     ("reduce_tree", lambda lax, np_: lax.reduce({"x": np_.ones(5)}, {"y": 0.0}, lambda x, y: x, [0])),
     (
         "reduce_vector_init",
