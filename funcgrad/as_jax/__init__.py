@@ -55,6 +55,8 @@ switches funcgrad to JAX's 32-bit mode (``jax_enable_x64`` off: float32/int32 de
 environment sets ``JAX_ENABLE_X64`` (``JAX_ENABLE_X64=1`` keeps 64-bit types, as it does for JAX),
 since code written for JAX expects its dtypes; ``jax.config.update("jax_enable_x64", True)``
 switches at run time as in JAX. (funcgrad used without the alias keeps its own default, 64-bit.)
+Public functions and classes read as JAX's public paths (``jax.vmap.__module__ == "jax"``,
+``jax.numpy.sum``'s ``"jax.numpy"``; printers such as treescope show them so): ``_naming``.
 The array classes are named as JAX's (``type(x)`` prints ``jaxlib._jax.ArrayImpl``), as is
 ``set_mesh``'s module (``_name_classes_as_jax``).
 funcgrad's ``RetraceWarning`` (a jit traced many times) is off under the alias, as JAX has none:
@@ -78,6 +80,7 @@ import sys
 import types
 
 from funcgrad._utilities import JAX_API_VERSION
+from funcgrad.as_jax import _naming
 
 __all__ = ["JAX_VERSION", "install", "installed"]
 
@@ -101,8 +104,12 @@ class _JaxModule(types.ModuleType):
         else:
             if isinstance(value, types.ModuleType) and value.__name__ == f"funcgrad.{name}":
                 # ``jax.tree_util`` reached as an attribute is in ``sys.modules`` under its JAX
-                # name, as after JAX's ``import jax`` (treescope looks its aliases' modules up there)
+                # name, as after JAX's ``import jax`` (treescope looks its aliases' modules up
+                # there), and its public objects read as ``jax.tree_util.X`` (_naming)
                 sys.modules.setdefault(f"jax.{name}", value)
+                _naming.name_module(value, f"jax.{name}")
+            elif not isinstance(value, types.ModuleType):
+                _naming.name_object(value, name, "funcgrad", "jax")  # jax.vmap.__module__: "jax"
             return value
         if _find(f"{_SHIMS}.{name}") is not None:  # ``jax._src``, ``jax.lib``, ``jax.version``
             return importlib.import_module(f"jax.{name}")
@@ -174,6 +181,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 else (f"funcgrad has no funcgrad.{rest}")
             )
             raise ModuleNotFoundError(f"No module named {name!r} under funcgrad.as_jax ({what})", name=name)
+        _naming.name_module(module, name, register=False)  # (only funcgrad's public modules)
         return importlib.machinery.ModuleSpec(name, _Existing(module), is_package=hasattr(module, "__path__"))
 
     @staticmethod
@@ -181,8 +189,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         # ``from jax.experimental import hijax`` asks for ``funcgrad.experimental.hijax`` (the
         # parent module's own name): an alias-only module answers there too, where funcgrad has
         # none of that name (funcgrad's own modules are found first, by the path finder).
-        if importlib.machinery.PathFinder.find_spec(name, path) is not None:
-            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None:
+            public = _naming.named_parent(name)
+            if public is None or spec.loader is None:
+                return None
+            # a public submodule of a module reached as JAX's (``jax.scipy.special``, imported
+            # lazily by funcgrad.scipy): its objects read as JAX's once it has run
+            spec.loader = _naming.naming_loader(spec.loader, public)
+            return spec
         module = _find(f"{_SHIMS}.{name[len('funcgrad.') :]}")
         if module is None:
             return None

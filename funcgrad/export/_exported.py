@@ -311,9 +311,10 @@ def _multi_device(shardings) -> bool:
 
 
 def _library_function(fun) -> bool:
-    """Whether ``fun`` is one of funcgrad's public functions (``funcgrad.numpy.sin``), not a user's."""
+    """Whether ``fun`` is one of funcgrad's public functions (``funcgrad.numpy.sin``), not a user's.
+    (Under ``funcgrad.as_jax`` they read as JAX's public paths, ``jax.numpy``: the alias's _naming.)"""
     module = getattr(fun, "__module__", None) or ""
-    return callable(fun) and not isinstance(fun, type) and module.split(".")[0] == "funcgrad"
+    return callable(fun) and not isinstance(fun, type) and module.split(".")[0] in ("funcgrad", "jax")
 
 
 def _check_platforms(platforms) -> tuple[str, ...]:

@@ -139,6 +139,43 @@ def test_submodules_reached_as_attributes_are_in_sys_modules():
     assert run([*ALIAS, "-c", code]).stdout.strip() == "[True, True]"
 
 
+PUBLIC_NAMES = textwrap.dedent(
+    """
+    import pickle, sys
+    import jax, jax.numpy as jnp, treescope
+    from treescope import canonical_aliases as ca
+    objs = [jax.vmap, jax.jit, jax.ShapeDtypeStruct, jax.nn.relu, jax.nn.softmax, jnp.sum, jnp.zeros,
+            jnp.where, jax.lax.add, jax.lax.scan, jax.lax.Precision, jax.random.normal,
+            jax.scipy.special.logsumexp, jax.tree_util.tree_map]
+    treescope.render_to_text(objs)  # (sets treescope's jax support up: its aliases of jax's API)
+    print([str(ca.lookup_alias(o)) for o in objs], treescope.render_to_text(jax.lax.Precision.HIGHEST))
+    print(jax.numpy is sys.modules["jax.numpy"])
+    # (export takes jax's public functions as they are: funcgrad's by their module)
+    print(jax.export.export(jnp.sin)(jax.ShapeDtypeStruct((2,), jnp.float32)).call(jnp.zeros(2)))
+    if "funcgrad" in sys.modules:  # (jax's relu, a custom_jvp wrapper, does not pickle)
+        assert all(pickle.loads(pickle.dumps(o)) is o for o in objs)
+    """
+)
+
+
+def test_public_objects_read_as_jax_public_paths():
+    # treescope (penzai's printer) turns an object into the path its __module__ and __qualname__
+    # name (jax's: aliases it walks from jax's public modules): under the alias funcgrad's objects
+    # read as jax's public paths (they printed funcgrad._vmap.vmap), and still pickle by name.
+    jax_side = run([sys.executable, "-c", PUBLIC_NAMES])
+    alias_side = run([*ALIAS, "-c", PUBLIC_NAMES])
+    assert jax_side.returncode == 0 and alias_side.returncode == 0, (
+        jax_side.stderr[-2000:],
+        alias_side.stderr[-2000:],
+    )
+    assert alias_side.stdout == jax_side.stdout
+    assert "'jax.vmap', 'jax.jit', 'jax.ShapeDtypeStruct', 'jax.nn.relu'" in jax_side.stdout
+    # importing jax.numpy after jax.numpy was named does not load funcgrad.numpy a second time
+    code = "import funcgrad.numpy as f, funcgrad.as_jax, sys, jax.numpy; "
+    code += "print(sys.modules['funcgrad.numpy'] is f)"
+    assert run([sys.executable, "-c", code]).stdout.strip() == "True"
+
+
 def test_alias_is_opt_in_and_refused_after_real_jax():
     # import funcgrad alone leaves `import jax` alone
     code = "import funcgrad, funcgrad.numpy, jax; print(jax.__file__)"
