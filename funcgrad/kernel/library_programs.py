@@ -30,10 +30,17 @@ Layer: kernel. Imports ``core``, ``array`` and ``hooks`` (``hooks.library_jit``,
 # the evaluation trace, through vjp's partial evaluation) it binds that one jit too, as JAX's: the
 # forward is one compiled program, so the residuals are XLA's fused values (log_softmax's saved
 # bfloat16 sum of exp(x) adds exp's unrounded float32 values there; op by op it differed in 3 of 64,
-# and ``jit(vjp(log_softmax, x)[1])`` in 13 of 4096 cotangents). Under any other trace (jit, vmap,
-# nested jvp, eager grad's recording) the function traces inline, as JAX's ``jit(inline=True)``:
-# jaxprs and derivatives are what they were (eager ``grad`` keeps its cached NumPy programs, NOTE:
-# [eager grad program cache]; seven nested jvp of svd as one program crashed XLA). Any other call (a
+# and ``jit(vjp(log_softmax, x)[1])`` in 13 of 4096 cotangents). So does eager ``grad``'s outermost
+# recording (NOTE: [eager grad program cache]): the function is one jit equation there (its surface
+# template is staged as that equation, ``call.one_program``), whose forward and transpose run
+# compiled inside the cached program, as JAX's eager grad runs them. Recorded op by op, the cached
+# NumPy program rounded a cancelling derivative differently: ``grad(sinc)(float32(1e-3))`` was
+# -0.0033556, jax's and eager vjp's -0.0033173; silu/softplus/log_softmax differed in 16/144/88 of
+# 300 float32 values. The price: two compiled calls per library call per gradient (a 3-layer relu
+# MLP's eager grad, 32x64, ~1.1 -> ~2.2 ms at load 14; jax's eager grad takes 23-53 ms). Under any
+# other trace (jit, vmap, nested jvp, a nested grad's recording) the function traces inline, as
+# JAX's ``jit(inline=True)``: jaxprs and derivatives are what they were (seven nested jvp of svd as
+# one program crashed XLA). Any other call (a
 # list operand, ``axis=[0, 1]``, an Array ``alpha`` where funcgrad needs a Python value) runs op
 # by op, a function whose trace needed a dynamic argument's value (a ConcretizationTypeError)
 # runs op by op from then on, and so does every call until ``funcgrad.jitting`` is imported
@@ -61,6 +68,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.errors import ConcretizationTypeError
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import PartialEvalTrace
+from funcgrad.kernel.recording import RecordingTrace
 
 _EvalTrace = core.EvalTrace
 # What a dynamic argument may be on the compiled route: jit's operands (and None, an empty tree).
@@ -82,8 +90,10 @@ def _operand(x, trace=None) -> bool:
 
 def _eager_autodiff(trace) -> bool:
     """Whether ``trace`` is a first-order eager ``jvp``/``vjp``/``linearize``: a JVP trace, over a
-    partial-evaluation one for vjp/linearize, over the evaluation trace (not grad's recording,
-    vmap, nested derivatives, or anything staged under jit)."""
+    partial-evaluation one for vjp/linearize, over the evaluation trace, or eager grad's outermost
+    recording (not a nested grad's, vmap, nested derivatives, or anything staged under jit)."""
+    if type(trace) is RecordingTrace:
+        return type(trace.parent) is _EvalTrace
     if type(trace) is not JVPTrace:
         return False
     parent = trace.parent
@@ -119,15 +129,11 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
     static_at = frozenset(i for i, p in enumerate(positional) if p.name in statics)
     compiled = None
 
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
+    def one_program(trace, args, kwargs):
+        """``fn``'s call as one call of its jit under ``trace``, or op by op where the arguments
+        cannot take the compiled route."""
         nonlocal compiled
-        trace = core.current_trace()
-        if (
-            (type(trace) is not _EvalTrace and not _eager_autodiff(trace))
-            or hooks.library_jit is None
-            or (hooks.context_mesh is not None and hooks.context_mesh() is not None)
-        ):
+        if hooks.library_jit is None or (hooks.context_mesh is not None and hooks.context_mesh() is not None):
             return fn(*args, **kwargs)
         for i, a in enumerate(args):
             if i in static_at:
@@ -153,5 +159,14 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
             compiled = False
             return fn(*args, **kwargs)
 
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        trace = core.current_trace()
+        if type(trace) is not _EvalTrace and not _eager_autodiff(trace):
+            return fn(*args, **kwargs)
+        return one_program(trace, args, kwargs)
+
+    # (eager grad's surface template stages the call as one jit equation: NOTE: [surface templates])
+    call.one_program = lambda *args, **kwargs: one_program(core.current_trace(), args, kwargs)
     call.__wrapped_eagerly__ = fn  # (the op-by-op function, for tests comparing the two routes)
     return call

@@ -30,7 +30,9 @@ Layer: kernel. Imports ``core``, ``ir``, ``jaxpr_keys``, ``partial_eval``, ``num
 # the function itself. So does a key whose staging failed or warned (a value the function
 # needed, a bad argument): the function's own error or warning then comes from the call itself,
 # on every call. Only the default promotion rules are templated (``enabled``): ``"warn"`` warns
-# on every call.
+# on every call. A function the library jits (``jitted_eagerly``) is staged, in the outermost
+# recording, as the one jit equation its eager call binds (NOTE: [eager library functions as one
+# program]), under its own key; in a nested recording, inline.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import RecordingTrace, RecordingTracer
 
 _NO_TEMPLATE = object()
+_ONE_PROGRAM = ("one program",)  # (the key of a template staged as one jit equation)
 _staging_lock = threading.RLock()
 # Each surface template's cache (NOTE: [caches have an owner]).
 _templates = register_cache("kernel.surface_templates", CacheGroup(lambda f: f.template_cache))
@@ -156,12 +159,17 @@ def surface_template(fn: Callable) -> Callable:
     """
     cache: dict = {}
     state = core._state
+    # A function the library jits is one jit equation in the outermost recording, as under eager
+    # vjp (NOTE: [eager library functions as one program]); inline in nested ones.
+    one_program = getattr(fn, "one_program", None)
+    eval_trace = core.EvalTrace
 
     @functools.wraps(fn)
     def surface_function(*args, **kwargs):
         trace = state.trace
         if type(trace) is not RecordingTrace or not enabled:
             return fn(*args, **kwargs)
+        outer = one_program is not None and type(trace.parent) is eval_trace
         key, inputs = [], []
         for a in (*args, *kwargs.values()):
             t = type(a)
@@ -184,10 +192,12 @@ def surface_template(fn: Callable) -> Callable:
                 key.append(k)
         if kwargs:
             key.append(tuple(kwargs))
+        if outer:
+            key.append(_ONE_PROGRAM)
         key = tuple(key)
         template = cache.get(key)
         if template is None:
-            template = _stage(fn, args, kwargs, inputs)
+            template = _stage(one_program if outer else fn, args, kwargs, inputs)
             bounded_put(cache, key, template, 256)
         if template is _NO_TEMPLATE:
             return fn(*args, **kwargs)
