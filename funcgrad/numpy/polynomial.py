@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.numpy import linalg, reductions
+from funcgrad.numpy import _dtypes, linalg, reductions
 from funcgrad.numpy._core import (
     asarray,
     concrete_int,
@@ -94,12 +94,6 @@ def polysub(a1, a2):
     return polyadd(a1, -a2)
 
 
-def _trim_leading(p):
-    value = concrete_or_error(p, "trim_leading_zeros=True (the result's length)")
-    nz = np.flatnonzero(value)
-    return getitem(p, slice(int(nz[0]) if nz.size else max(p.shape[0] - 1, 0), None))
-
-
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     """The product of two polynomials (their convolution).
 
@@ -107,10 +101,15 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     [1.0, 0.0, -1.0]
     """
     a1, a2 = _coeffs("polymul", a1, a2)
-    if trim_leading_zeros:
-        a1, a2 = _trim_leading(a1), _trim_leading(a2)
-    if a1.shape[0] == 0 or a2.shape[0] == 0:
-        return zeros((1,), a1.dtype)
+    # JAX's: trimmed only where one has two coefficients or more (so a traced pair of constants
+    # multiplies under jit), an all-zero polynomial trimmed to nothing, and an empty one replaced by
+    # a constant 0 (no derivative), the product then as long as the other
+    if trim_leading_zeros and (a1.shape[0] > 1 or a2.shape[0] > 1):
+        a1, a2 = trim_zeros(a1, trim="f"), trim_zeros(a2, trim="f")
+    if a1.shape[0] == 0:
+        a1 = zeros((1,), a2.dtype)
+    if a2.shape[0] == 0:
+        a2 = zeros((1,), a1.dtype)
     return convolve(a1, a2, mode="full")
 
 
@@ -130,9 +129,11 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     for k in range(0, m - n + 1):
         d = scale * getitem(r, k)
         q = q.at[k].set(d)
-        r = r.at[k : k + n + 1].add(-d * v).at[k].set(0.0)  # exactly eliminated
-    if trim_leading_zeros:
-        r = _trim_leading(r)
+        r = r.at[k : k + n + 1].add(-d * v)  # (JAX's: r[k] keeps its rounding residue)
+    if trim_leading_zeros:  # JAX's: below sqrt(eps) counts as zero; all of them: empty
+        value = np.abs(concrete_or_error(r, "trim_leading_zeros=True (the result's length)"))
+        small = value < np.sqrt(_dtypes.finfo(r.dtype).eps)
+        r = getitem(r, slice(0, 0) if small.all() else slice(int(np.argmin(small)), None))
     return q, r
 
 

@@ -11,6 +11,7 @@ from _numpy_harness import (
 )
 from _numpy_harness import numpy_case as R
 
+import funcgrad
 import funcgrad.numpy as fnp
 
 
@@ -183,3 +184,40 @@ def test_roots_of_trailing_zeros_in_jax_s_order():
             got, want = np.asarray(fnp.roots(a)), np.asarray(jax.numpy.roots(a))
             assert got.dtype == want.dtype and got.shape == want.shape, (p, got, want)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(p))
+
+
+def test_polymul_and_polydiv_trim_as_jax():
+    # The four-way fuzzer (ops_quad): polymul(trim_leading_zeros=True) of an all-zero polynomial
+    # kept its last coefficient (a -0.0 with a tangent: jvp 3.18 where jax's is 0, jax trims it to
+    # nothing and multiplies a constant 0) and refused length-1 operands under jit (jax trims only
+    # where one has two coefficients or more); polydiv's remainder is JAX's (no exact elimination,
+    # trimmed below sqrt(eps), empty when all of it is)
+    import pytest
+
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    for a, b in [
+        ([0.0, 0.0], [5.0, 5.0]),
+        ([-0.0], [2.0]),
+        ([0.0, 1.0], [0.0]),
+        ([], [1.0, 2.0]),
+        ([1.0], [2.0]),
+    ]:
+        a, b = np.array(a), np.array(b)
+        for trim in (False, True):
+            got, want = fnp.polymul(a, b, trim_leading_zeros=trim), jnp.polymul(a, b, trim_leading_zeros=trim)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+            if a.size:
+                t = (np.ones_like(a),)
+                got = funcgrad.jvp(lambda x, b=b, k=trim: fnp.polymul(x, b, trim_leading_zeros=k), (a,), t)[1]
+                want = jax.jvp(lambda x, b=b, k=trim: jnp.polymul(x, b, trim_leading_zeros=k), (a,), t)[1]
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    got = funcgrad.jit(lambda x, y: fnp.polymul(x, y, trim_leading_zeros=True))(np.ones(1), np.ones(1) * 2)
+    np.testing.assert_array_equal(np.asarray(got), [2.0])
+    for u, v in [([1.0, 0.0, -1.0], [1.0, 1.0]), ([0.1, 0.7, 0.3], [0.3, 0.7]), ([3.0, 1e-9, 2.0], [3.0])]:
+        u, v = np.array(u), np.array(v)
+        for trim in (False, True):
+            got, want = fnp.polydiv(u, v, trim_leading_zeros=trim), jnp.polydiv(u, v, trim_leading_zeros=trim)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
