@@ -82,6 +82,9 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         primals, tangents, fun = lower_hi_values(primals), lower_hi_values(tangents), _lowering_results(fun)
     flat_p, tree_p = tu.tree_flatten(tuple(primals))
     flat_t, tree_t = tu.tree_flatten(tuple(tangents))
+    if tree_p != tree_t and type(primals) is type(tangents):  # a key's tangent: float0 of its shape
+        spread = _spread_key_tangents(_key_tangent_layout(tuple(primals)), tuple(tangents), "jvp")
+        flat_t, tree_t = (flat_t, tree_t) if spread is None else (spread, tree_p)
     if type(primals) is not type(tangents):  # (JAX compares them as given: a tuple is not a list)
         tree_p, tree_t = tu.tree_structure(primals), tu.tree_structure(tangents)
     if tree_p != tree_t:
@@ -222,9 +225,53 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     # (the axes of a shard_map body each primal varies along, as its type says there: JAX checks a
     # tangent's against them)
     jvp_of.vma = [_varying_of(p) for p in tu.tree_leaves(primals)]
+    jvp_of.key_layout = _key_tangent_layout(primals)
     f_jvp = _public_tree_util.Partial(jvp_of, *lin.closed.consts)
     f_jvp.jaxpr = lin.closed
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+def _key_tangent_layout(primals):
+    """Where ``primals`` hold typed PRNG keys, which are one leaf each for users (JAX's key
+    arrays) but a node over their raw data for the transformations (NOTE: [public pytree
+    registry]): ``(public tree, per public leaf None or (the keys' shape, their data leaves'
+    shapes))``; None when no primal is a node of its own."""
+    leaves, tree = _public_tree_util.tree_flatten(primals)
+    slots, any_key = [], False
+    for p in leaves:
+        inner = tu.tree_leaves(p)
+        if len(inner) == 1 and inner[0] is p:
+            slots.append(None)
+        else:
+            any_key = True
+            slots.append((tuple(np.shape(p)), [tuple(np.shape(x)) for x in inner]))
+    return (tree, slots) if any_key else None
+
+
+def _spread_key_tangents(layout, tangents, who: str):
+    """Tangents given as JAX takes them (a key array's tangent: float0 of the key array's shape)
+    as flat tangents of the transformations' leaves (float0 of each data leaf's shape), or None
+    when ``tangents`` do not have the primals' public structure. A float0 tangent of another
+    shape is JAX's ValueError; one of another dtype is passed on for the dtype check to name."""
+    if layout is None:
+        return None
+    tree, slots = layout
+    leaves, t_tree = _public_tree_util.tree_flatten(tangents)
+    if t_tree != tree:
+        return None
+    out = []
+    for t, slot in zip(leaves, slots):
+        if slot is None or getattr(t, "dtype", None) != _dt.float0:
+            out.append(t)
+            continue
+        shape, data_shapes = slot
+        if tuple(np.shape(t)) != shape:
+            raise ValueError(  # (JAX's words)
+                f"{who} called with different primal and tangent shapes;Got primal shape {shape} and "
+                f"tangent shape as {tuple(np.shape(t))}"
+            )
+        out.extend(np.zeros(s, _dt.float0) for s in data_shapes)
+    return out
 
 
 class _LinearizedJVP:
@@ -246,6 +293,9 @@ class _LinearizedJVP:
         k = len(self.jaxpr.constvars)
         residuals, tangents = args[:k], args[k:]
         flat_t, t_tree = tu.tree_flatten(tangents)
+        if t_tree != self.in_tree:  # a key's tangent: float0 of its shape
+            spread = _spread_key_tangents(getattr(self, "key_layout", None), tangents, "linearize")
+            flat_t, t_tree = (flat_t, t_tree) if spread is None else (spread, self.in_tree)
         if t_tree != self.in_tree:
             raise TypeError(
                 f"linearize: tangents must have the primals' structure {self.in_tree}, got {t_tree}"

@@ -40,3 +40,24 @@ def test_keys_in_containers_still_cross_transformations():
     assert funcgrad.vmap(lambda k: funcgrad.random.normal(k))(keys).shape == (3,)
     treedef = funcgrad.tree.structure(tree)
     assert copy.deepcopy(treedef) == treedef and treedef.num_leaves == 2
+
+
+def test_jvp_and_linearize_take_a_key_s_float0_tangent_of_its_shape_as_jax():
+    # (a key array is one leaf, its tangent float0 of the keys' shape, as JAX takes it; funcgrad's
+    # transformations see the keys' data, and refused the tangent's structure)
+    jax = pytest.importorskip("jax")
+
+    def run(lib):
+        f = lambda k, x: lib.random.normal(k, dtype=np.float32) * x  # noqa: E731
+        g = lambda ks, x: lib.vmap(lambda k: lib.random.normal(k, dtype=np.float32))(ks) * x  # noqa: E731
+        k, ks = lib.random.key(0), lib.random.split(lib.random.key(1), 3)
+        t0, t3 = np.zeros((), lib.dtypes.float0), np.zeros((3,), lib.dtypes.float0)
+        out = [lib.jvp(f, (k, 2.0), (t0, 1.0)), lib.jvp(g, (ks, 2.0), (t3, 1.0))]
+        out.append(lib.linearize(f, k, 2.0)[1](t0, 3.0))
+        out.append(lib.vmap(lambda k: lib.jvp(f, (k, 2.0), (t0, 1.0)))(ks))
+        with pytest.raises(ValueError, match="different primal and tangent shapes"):
+            lib.jvp(f, (k, 2.0), (t3, 1.0))
+        return out
+
+    for got, want in zip(run(funcgrad), run(jax), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
