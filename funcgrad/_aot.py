@@ -49,9 +49,18 @@ class ShapeDtypeStruct:
     (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_layout", "is_ref")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_layout", "is_ref", "manual_axis_type")
 
-    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None, is_ref: bool = False):
+    def __init__(
+        self,
+        shape,
+        dtype,
+        weak_type: bool = False,
+        *,
+        sharding=None,
+        is_ref: bool = False,
+        manual_axis_type=None,
+    ):
         if dtype is None:
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")  # (JAX's words)
         self.shape = tuple(shape)
@@ -81,6 +90,8 @@ class ShapeDtypeStruct:
         # A Ref of this type (JAX's AbstractRef): ``jit(f).lower(sds)`` traces ``f`` given a Ref,
         # ``typeof`` gives ``Ref{...}`` (funcgrad.ref.abstract_ref).
         self.is_ref = bool(is_ref)
+        # (JAX's: the manual axes a value of a checked shard_map body varies along, eval_shape's)
+        self.manual_axis_type = manual_axis_type
 
     @property
     def sharding(self):
@@ -112,6 +123,8 @@ class ShapeDtypeStruct:
         """The abstract value it stands for; a ``sharding`` over explicit mesh axes is part of it
         (NOTE: [sharding in types]), as when ``make_jaxpr`` traces JAX's explicit-sharding types."""
         aval = core.ShapedArray(self.shape, self.dtype, self.weak_type)
+        if self.manual_axis_type is not None:
+            aval = aval.with_manual_axis_type(self.manual_axis_type)
         s = self._sharding
         if s is None:
             return aval

@@ -259,7 +259,7 @@ class _ManualCustomVJP:
 
 
 class _Watching(threading.local):
-    count = 0  # custom_vjp bwd rules of checked bodies being staged (_Watch)
+    stack: tuple = ()  # custom_vjp bwd rules of checked bodies being staged (_Watch), innermost last
 
 
 _watching = _Watching()
@@ -267,7 +267,12 @@ _watching = _Watching()
 
 def in_typed_bwd() -> bool:
     """Whether a custom_vjp's bwd called in a checked shard_map body is being staged."""
-    return _watching.count > 0
+    return bool(_watching.stack)
+
+
+def typed_bwd_varying(x):
+    """The manual axes ``x`` varies along in the innermost such bwd (None: not known)."""
+    return _watching.stack[-1].varying(x) if _watching.stack else None
 
 
 class _Watch:
@@ -284,16 +289,17 @@ class _Watch:
         for x, v in zip(values, varying):
             if isinstance(x, StagingTracer) and x._trace is trace:
                 self.seeds[x._var] = frozenset(v) if v is not None else frozenset(x.aval.mat.varying)
-        self.env = None
+        self.env = dict(self.seeds)
+        self.done = self.mark
 
     def __enter__(self):
         # (bwd's pvary is staged as the typed cast it is in a checked body, also where the
         # transposed body is not being typed: its type is what the check reads)
-        _watching.count += 1
+        _watching.stack = (*_watching.stack, self)
         return self
 
     def __exit__(self, *exc):
-        _watching.count -= 1
+        _watching.stack = _watching.stack[:-1]
 
     def varying(self, x):
         if _eager.is_eager_tracer(x):
@@ -304,18 +310,18 @@ class _Watch:
             return frozenset()  # (a constant: the same on every device)
         if self.builder is None or not (isinstance(x, StagingTracer) and x._trace is self.trace):
             return None
-        if self.env is None:
-            env = dict(self.seeds)
+        env = self.env
 
-            def of(a):
-                if not isinstance(a, ir.Var):
-                    return frozenset()
-                return env.get(a, frozenset(getattr(a.aval, "mat", ir.ManualAxisType()).varying))
+        def of(a):
+            if not isinstance(a, ir.Var):
+                return frozenset()
+            return env.get(a, frozenset(getattr(a.aval, "mat", ir.ManualAxisType()).varying))
 
-            for eqn in self.builder.eqns[self.mark :]:
-                vin = [of(a) for a in eqn.invars]
-                env.update(zip(eqn.outvars, eqn_varying(eqn.primitive, eqn.params, vin, len(eqn.outvars))))
-            self.env = env
+        eqns = self.builder.eqns
+        for eqn in eqns[self.done :]:  # (the equations staged since the last call)
+            vin = [of(a) for a in eqn.invars]
+            env.update(zip(eqn.outvars, eqn_varying(eqn.primitive, eqn.params, vin, len(eqn.outvars))))
+        self.done = len(eqns)
         return frozenset(self.env.get(x._var, frozenset(x.aval.mat.varying)))
 
 

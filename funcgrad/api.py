@@ -435,7 +435,13 @@ def eval_shape(fun: Callable, *args, **kwargs):
             if i in given
             else a  # (a token's type stands for itself, as JAX's)
             if a is ir.abstract_token
-            else ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
+            else ShapeDtypeStruct(
+                a.shape,
+                a.dtype,
+                a.weak_type,
+                sharding=a.sharding,
+                manual_axis_type=None if a.mat.empty else a.mat,  # (a checked shard_map body's value)
+            )
             for i, a in enumerate(closed.out_avals[:n_outs])
         ],
     )

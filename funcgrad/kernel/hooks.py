@@ -32,6 +32,10 @@ _PROVIDERS = {
 }
 
 
+def _same_value(out, like):
+    return out
+
+
 def _no_manual_adapter(in_avals, out_avals):
     return None
 
@@ -84,6 +88,10 @@ class KernelHooks:
         # (in_avals, out_avals) -> the adapter of a custom_vjp called in a checked shard_map body
         # being staged (its bwd sees and returns JAX's typed cotangents), or None.
         self.custom_vjp_manual = _no_manual_adapter
+        # (out, like) -> ``out`` (made by a ``*_like`` of ``like``) cast to vary along the manual
+        # axes ``like`` varies along in a checked shard_map body, as JAX's full_like pvary's it
+        # (``funcgrad.lax.parallel``); ``out`` itself until then.
+        self.vary_like = _same_value
         # NOTE: [placement in context] (the surface's ``funcgrad._meshes``): () -> the mesh that
         # ``set_mesh`` set in this thread, or None; the entry itself is None while no thread has
         # one, so eager operations pay one attribute read for it.

@@ -27,7 +27,7 @@ import numpy as np
 
 from funcgrad import _shard_map_eager as _eager
 from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
-from funcgrad._shard_map_body import in_typed_bwd
+from funcgrad._shard_map_body import in_typed_bwd, typed_bwd_varying
 from funcgrad._sharding_types import drop_size_one_axes
 from funcgrad._shardings import get_abstract_mesh
 from funcgrad.kernel import batching, core
@@ -340,6 +340,35 @@ def _varying_cast(v, names):
     if typed and staged and not _eager.is_eager_tracer(v):
         return co.pcast_p.bind(asarray(v), axis_name=names, to="varying")
     return v
+
+
+def _varying_of(x):
+    """The manual axes ``x`` varies along in a checked shard_map body (its typed value, an eager
+    body's value, a custom_vjp bwd's value there, or a ShapeDtypeStruct's ``vma``); None
+    elsewhere."""
+    if _eager.is_eager_tracer(x):
+        return x.vma if x._trace.check else None
+    if in_typed_bwd():
+        return typed_bwd_varying(x) if isinstance(x, core.Tracer) else None
+    if hooks.apply_vma is None:
+        return None
+    if not isinstance(x, core.Tracer):
+        mat = getattr(x, "manual_axis_type", None)  # (a ShapeDtypeStruct: eval_shape's)
+        return frozenset(mat.varying) if mat is not None else None
+    return frozenset(core.get_aval(x).mat.varying)
+
+
+def _vary_like(out, like):
+    """JAX's full_like: its result varies along the manual axes its argument does."""
+    want = _varying_of(like)
+    if not want:
+        return out
+    have = _varying_of(out) or frozenset()
+    missing = tuple(n for n in sorted(want, key=str) if n not in have)
+    return _varying_cast(out, missing) if missing else out
+
+
+hooks.vary_like = _vary_like
 
 
 def _size_one_only(names) -> bool:

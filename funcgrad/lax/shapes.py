@@ -22,6 +22,7 @@ from funcgrad._placement import (
     takes_out_sharding,  # out_sharding= (JAX 0.10's explicit sharding)
 )
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
 from funcgrad.lax._checks import _bind_check
 from funcgrad.numpy import creation as _creation
 from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
@@ -283,7 +284,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     ):
         sharding = x.sharding
     out = full(fill_shape, fill_value, a.dtype if dtype is None else dtype, sharding=sharding)
-    return convert_element_type(out, out.dtype, weak_type=True) if weak else out
+    out = convert_element_type(out, out.dtype, weak_type=True) if weak else out
+    return hooks.vary_like(out, x)  # (typed as x in a checked shard_map body, as JAX's)
 
 
 def zeros_like_array(x):

@@ -34,6 +34,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import bounded_put, register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import trace_to_jaxpr, under_staging
 from funcgrad.kernel.values import get_aval
 from funcgrad.numpy._core import (
@@ -240,7 +241,7 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     if isinstance(a, ExtendedArray) and dtype is None:  # typed PRNG keys: keys of zero data, as JAX's
         return a._numpy_function(zeros_like, (a,), {"shape": shape})
     shape, dtype, weak = _like(a, dtype, shape, "zeros_like")
-    return sharded_like(_filled(shape, 0, dtype, weak), a)
+    return hooks.vary_like(sharded_like(_filled(shape, 0, dtype, weak), a), a)
 
 
 @_honours_device
@@ -253,7 +254,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     if isinstance(a, ExtendedArray) and dtype is None:
         return a._numpy_function(ones_like, (a,), {"shape": shape})
     shape, dtype, weak = _like(a, dtype, shape, "ones_like")
-    return sharded_like(_filled(shape, 1, dtype, weak), a)
+    return hooks.vary_like(sharded_like(_filled(shape, 1, dtype, weak), a), a)
 
 
 @_honours_device
@@ -277,8 +278,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
         return _keys_filled(a.shape if shape is None else _shape(shape), fill_value, a.dtype)
     shape, dtype, weak = _like(a, dtype, shape, "full_like")
     if is_array(fill_value) and not isinstance(fill_value, Array):
-        return sharded_like(broadcast_to(convert(fill_value, dtype), shape), a)
-    return sharded_like(_filled(shape, np.asarray(fill_value), dtype, weak), a)
+        return hooks.vary_like(sharded_like(broadcast_to(convert(fill_value, dtype), shape), a), a)
+    return hooks.vary_like(sharded_like(_filled(shape, np.asarray(fill_value), dtype, weak), a), a)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -56,6 +56,8 @@ programs = {
     "residual psum": (
         lambda x: x * jax.lax.psum(x, "i"), lambda r, g: (g * jax.lax.psum(r[0], "i"),), P("i"), P("i"), (x,)
     ),
+    # (ones_like of a varying cotangent varies: test_rewrite_process_custom_vjp_call_match_more_replicated)
+    "ones_like in bwd": (lambda x: 2.0 * x, lambda r, g: (jnp.ones_like(g),), P("i"), P("i"), (x,)),
     # (refused: JAX's test_custom_vjp_replication_error_message_hint and its mirror images)
     "psum in bwd": (lambda x: jax.lax.psum(x, "i"), lambda r, g: (jax.lax.psum(g, "i"),), P("i"), P(), (x,)),
     "varying cotangent of w": (
@@ -69,6 +71,19 @@ for name, prog in programs.items():
         for jit in (False, True):
             where = ("inside" if inside else "outside") + (" jit" if jit else "")
             cases[f"{name} {where}"] = run(*prog, inside, jit)
+
+
+# The *_like of a varying value, and eval_shape's result, vary as it does (JAX's full_like's pvary)
+def typed(x):
+    y = jax.eval_shape(lambda x: x * 2, x)
+    likes = [y, jax.lax.full_like(y, 1), jnp.ones_like(x), jnp.zeros_like(x), jnp.full_like(x, 3.0)]
+    seen.append([sorted(jax.typeof(v).mat.varying) for v in likes])
+    return x + likes[1] + likes[2]
+
+
+seen = []
+out = jax.jit(jax.shard_map(typed, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
+cases["likes vary"] = [np.asarray(out).tolist(), seen[-1]]
 """
 
 ORACLE = (
@@ -84,6 +99,7 @@ NAMES = [
     "psum in bwd",
     "varying cotangent of w",
     "invariant cotangent of x",
+    "ones_like in bwd",
 ]
 
 
@@ -103,6 +119,11 @@ def test_as_jax(results, name):
     for where in ("outside", "outside jit", "inside", "inside jit"):
         case = f"{name} {where}"
         assert got[case] == want[case], case
+
+
+def test_likes_vary(results):
+    got, want = results
+    assert got["likes vary"] == want["likes vary"]
 
 
 pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
