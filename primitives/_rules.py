@@ -70,8 +70,12 @@ def coerce_pair(x, y):
     if not (x_scalar or y_scalar):
         return x, y
     if x_scalar and y_scalar:
-        dtype = np.result_type(x, y)
-        return np.asarray(x, dtype), np.asarray(y, dtype)
+        # (weak constants of the mode's type, as JAX's ``lax.mul(0.5, 0.5)``: a jet term made of
+        # two Python scalars' terms stays weak)
+        dtype = _dt.canonical(np.result_type(x, y))
+        if dtype == np.bool_:
+            return np.asarray(x, dtype), np.asarray(y, dtype)
+        return Array._from_owned(np.asarray(x, dtype), True), Array._from_owned(np.asarray(y, dtype), True)
     if x_scalar:
         return scalar_like(x, y), y
     return x, scalar_like(y, x)

@@ -491,6 +491,10 @@ def test_jet_weak_types_of_python_scalars_and_zero_series_as_jax():
         (lambda n: lambda a, b: n.sin(a) * b, (1.0, 2.0), ((1.0, 0.5), (0.3, 0.2))),
         (lambda n: lambda a: n.exp(a), (1.0,), ((1.0, 0.5, 0.1),)),
         (lambda n: lambda a: n.sin(a), (1.0,), ((np.float64(1.0), 0.5, 0.1),)),
+        # (session 20: a product of two Python scalars' terms in a Cauchy sum was a strong
+        # constant, so the second term of a * a came out strong)
+        (lambda n: lambda a: a * a, (0.5,), ((0.25, 0.1),)),
+        (lambda n: lambda a: a * a * a, (0.5,), ((1.0, 0.0, 0.5),)),
         (
             lambda n: lambda a: (n.sin(a), n.sin(2.5)),
             (np.float32(1.0),),
