@@ -253,7 +253,8 @@ def _name_classes_as_jax() -> None:
     """Under the alias some classes carry JAX's names, which code written for JAX prints and
     compares: ``type(x)`` is ``jaxlib._jax.ArrayImpl`` and ``jax.Array`` prints as JAX's
     (``<class 'jax.jaxlib._jax.Array'>``), as does ``set_mesh`` (IPython shows a bare
-    ``jax.set_mesh(mesh)`` as ``<jax._src.sharding_impls.set_mesh at 0x...>``). Names only:
+    ``jax.set_mesh(mesh)`` as ``<jax._src.sharding_impls.set_mesh at 0x...>``), and
+    ``PartitionSpec`` is JAX 0.10's class ``jax.P``. Names only:
     arrays pickle through ``Array.__reduce__``, never by the class's name (the class object itself
     does not pickle, as ``jax.Array`` does not in JAX), and funcgrad used without the alias keeps
     its own names (``funcgrad.kernel.array.Array``, ``funcgrad.Array``).
@@ -272,6 +273,9 @@ def _name_classes_as_jax() -> None:
     if public is not concrete:
         public.__module__ = "jax.jaxlib._jax"
     importlib.import_module("funcgrad._meshes").set_mesh.__module__ = "jax._src.sharding_impls"
+    # JAX 0.10's PartitionSpec class is jax.P (its __name__; treescope shows it so, pickle finds it so)
+    spec = importlib.import_module("funcgrad._partition_spec").PartitionSpec
+    spec.__module__, spec.__name__, spec.__qualname__ = "jax", "P", "P"
     numpy = importlib.import_module("funcgrad.numpy")
     scalar_meta = importlib.import_module("funcgrad.numpy._dtypes")._ScalarMeta
     for value in [*vars(numpy).values()]:

@@ -146,7 +146,7 @@ PUBLIC_NAMES = textwrap.dedent(
     from treescope import canonical_aliases as ca
     objs = [jax.vmap, jax.jit, jax.ShapeDtypeStruct, jax.nn.relu, jax.nn.softmax, jnp.sum, jnp.zeros,
             jnp.where, jax.lax.add, jax.lax.scan, jax.lax.Precision, jax.random.normal,
-            jax.scipy.special.logsumexp, jax.tree_util.tree_map]
+            jax.scipy.special.logsumexp, jax.tree_util.tree_map, jax.sharding.PartitionSpec]
     treescope.render_to_text(objs)  # (sets treescope's jax support up: its aliases of jax's API)
     print([str(ca.lookup_alias(o)) for o in objs], treescope.render_to_text(jax.lax.Precision.HIGHEST))
     print(jax.numpy is sys.modules["jax.numpy"])
