@@ -460,12 +460,11 @@ _METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf")
 
 
 def _lerp(a, b, t):
-    # NumPy's _lerp: exact at both ends (b - (b - a) * (1 - t) for t >= 0.5).
+    # JAX's weights, a * (1 - t) + b * t (NumPy's _lerp, a + (b - a) * t and b - (b - a) * (1 - t)
+    # for t >= 0.5, gave NaN for quantile([-3, inf], 0.5), inf - inf, where jax's is inf; it is
+    # exact at both ends where jax's is not: quantile([1, inf], 0) is inf * 0 = NaN in jax too)
     dtype = aval(a).dtype
-    diff = ew.sub_p.bind(b, a)
-    low = ew.add_p.bind(a, ew.mul_p.bind(diff, t))
-    high = ew.sub_p.bind(b, ew.mul_p.bind(diff, ew.sub_p.bind(constant(1, dtype), t)))
-    return select(ew.ge_p.bind(t, constant(0.5, dtype)), high, low)
+    return ew.add_p.bind(ew.mul_p.bind(a, ew.sub_p.bind(constant(1, dtype), t)), ew.mul_p.bind(b, t))
 
 
 @jitted_eagerly(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
