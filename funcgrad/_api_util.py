@@ -411,9 +411,9 @@ def flat_fun(fun: Callable, in_tree, has_aux: bool = False, transform: str | Non
             raise
         if has_aux:
             if not (isinstance(out, tuple | list) and len(out) == 2):
-                raise TypeError(
-                    "has_aux=True requires the function to return a two-element tuple (output, aux), got "
-                    f"{type(out).__name__}"
+                raise TypeError(  # (JAX's words first)
+                    "expected function with aux output to return a two-element tuple, but got type "
+                    f"{type(out)} with value {out!r} (has_aux=True: return (output, aux))"
                 )
             out, aux = out
             aux_leaves, store["aux_tree"] = tu.tree_flatten(aux)

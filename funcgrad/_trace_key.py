@@ -48,10 +48,11 @@ def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
         n = int(n)
         if n_positional is not None:
             if not -n_positional <= n < n_positional:
-                raise ValueError(
-                    f"jit({name}): {what}={_as_tuple(given)} refers to argument {n}, but {name} takes "
+                raise ValueError(  # (JAX's words first)
+                    f"Jitted function has {what}={_as_tuple(given)}, but only accepts {n_positional} "
+                    f"positional arguments. (jit({name}): {what} refers to argument {n}, but {name} takes "
                     f"{n_positional} positional argument{'s' if n_positional != 1 else ''}. Use "
-                    f"{what.replace('nums', 'names')} for keyword-only parameters."
+                    f"{what.replace('nums', 'names')} for keyword-only parameters.)"
                 )
             n %= n_positional
         nums.add(n)

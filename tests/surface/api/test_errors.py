@@ -160,6 +160,13 @@ def test_vjp_linearize_and_shape_dtype_struct_errors_as_jax():
         f_jvp(1)
     with pytest.raises(TypeError, match="two-element tuple"):
         funcgrad.grad(lambda x: (x, 2.0, 3.0), has_aux=True)(1.0)
+    jax = pytest.importorskip("jax")
+    for lib in (jax, funcgrad):  # (JAX's words first)
+        msg = "^expected function with aux output to return a two-element tuple, but got type"
+        with pytest.raises(TypeError, match=msg):
+            lib.grad(lambda x: x, has_aux=True)(1.0)
+        with pytest.raises(TypeError, match=msg):
+            lib.value_and_grad(lambda x: [x, x, x], has_aux=True)(1.0)
     s = funcgrad.ShapeDtypeStruct((4, 2), np.float32)
     assert len(s) == 4
     with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
