@@ -370,7 +370,9 @@ def consume_donated(args, bufs, donated_invars) -> None:
     True
     """
     for a, b, d in zip(args, bufs, donated_invars):
-        if d and type(a) is Array and b.is_deleted() and (a._buffer is None or a._buffer is b):
+        # (``b`` may be ``a._buffer`` under another sharding, sharing its memory: NOTE:
+        # [device-to-device resharding]; donating it deleted ``a._buffer`` too)
+        if d and type(a) is Array and b.is_deleted() and (a._buffer is None or a._buffer.is_deleted()):
             a._buffer = b
             a._value = None
 

@@ -304,6 +304,11 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
             moved = reshard.reshard(b, s)  # NOTE: [device-to-device resharding]
             if moved is not None:
                 return moved
+        elif b is not None and not b.is_deleted():
+            _check_aval(b.aval, aval, name)
+            moved = reshard.onto_its_device(b, s)  # (a layout over its one device: not via the host)
+            if moved is not None:
+                return moved
         value = x._numpy()
         weak = x.weak_type
     elif isinstance(x, core.Tracer):
