@@ -355,9 +355,11 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         y, x = promote_args_inexact(asarray(y), asarray(x))
         d = diff(x) if x.ndim == 1 else moveaxis(diff(x, axis=axis), normalize_axis(axis, x.ndim), -1)
     y = moveaxis(y, normalize_axis(axis, y.ndim), -1)
-    first, last = getitem(y, (Ellipsis, 0)), getitem(y, (Ellipsis, -1))
     if d.ndim == 0 or d.shape[-1] == 1:
         # JAX's formula when the spacing does not vary along the axis: dx * (sum - (y0 + yn) / 2)
+        # (an empty axis: JAX's IndexError; with sample points x of no spacings, the general form's
+        # zeros)
+        first, last = getitem(y, (Ellipsis, 0)), getitem(y, (Ellipsis, -1))
         d = d if d.ndim == 0 else getitem(d, (Ellipsis, 0))
         return multiply(d, subtract(reductions.sum(y, axis=-1), multiply(0.5, add(first, last))))
     inner = add(getitem(y, (Ellipsis, slice(1, None))), getitem(y, (Ellipsis, slice(None, -1))))

@@ -743,6 +743,25 @@ def test_jax_lax_numpy_test_cases_under_rank_promotion_raise_as_jax():
         fnp.add.nin = 3
 
 
+def test_trapezoid_over_an_empty_axis_as_jax():
+    # sample points x with no spacings: jax's general form gives zeros (funcgrad took y[..., 0] first
+    # and raised IndexError; the four-way fuzzer, trapezoid(zeros((3, 0)), x=arange(0) ** 2)); the
+    # constant-spacing form of an empty axis raises in both
+    import jax
+    from jax._src import config as jax_config
+
+    y = np.zeros((3, 0), np.float32)
+    for side, jit_ in ((fnp, funcgrad.jit), (jax.numpy, jax.jit)):
+        with jax_config.enable_x64(True):
+            got = [
+                side.trapezoid(y, x=np.arange(0.0) ** 2),
+                jit_(lambda y, s=side: s.trapezoid(y, x=np.arange(0.0)))(y),
+            ]
+        assert [(np.asarray(g).tolist(), np.asarray(g).dtype) for g in got] == [([0.0] * 3, np.float64)] * 2
+        with pytest.raises(IndexError):
+            side.trapezoid(y)
+
+
 def test_bool_mask_times_nonfinite_as_jax():
     # (the differential fuzzer) jax's multiply is one XLA computation whose simplifier makes
     # mul(convert(mask), x) a select where the mask is not broadcast: 0 at False even at NaN/inf
