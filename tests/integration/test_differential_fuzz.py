@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _fuzz import compare, divergences, ops, programs
+from _fuzz import compare, divergences, ops, ops_quad, programs
 from hypothesis import HealthCheck, given, seed, settings
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -149,6 +149,20 @@ def test_fuzz_transformation_compositions(seed_, x64):
     with warnings.catch_warnings(), programs.mode(x64):
         warnings.simplefilter("ignore")
         run()
+    assert not failures, failures[0]
+
+
+# The four-way table's CI piece (ops_quad, session 20): one drawn call per pool and seed, each run
+# eagerly and under jit in both modes, and its jvp/vjp in float64 (its long run: python -m
+# _fuzz.ops_quad --seed N --calls K --pool edge|lax|lax_more, from tests/integration).
+_QUAD_SEEDS = [("edge", 20001), ("lax_more", 20002), ("lax", 20003)]
+
+
+@pytest.mark.parametrize("pool, seed_", _QUAD_SEEDS, ids=[f"{p}-{s}" for p, s in _QUAD_SEEDS])
+def test_fuzz_four_ways(pool, seed_):
+    failures = []
+    counts = ops_quad.campaign(seed_, 1, pool, on_bad=lambda o: failures.append(o.message()), skip=3)
+    assert counts["cases"] >= 4
     assert not failures, failures[0]
 
 

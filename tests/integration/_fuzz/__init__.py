@@ -71,6 +71,14 @@ Modules, one job each:
   ``FUNCGRAD_FUZZ_EAGER=1`` draws no jit at all, so funcgrad's eager interpreter computes). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
+- ``ops_quad``: session 20's four-way table (not a program table: each drawn call runs eagerly and
+  under ``jit``, in 64-bit and JAX's 32-bit mode, then its ``jvp``/``vjp`` in float64): ops_lax's
+  random-parameter calls and the lax calls they do not draw (integer_pow's negative exponents,
+  iota, split, concatenation of empty operands, reductions over chosen axes, approx_max_k,
+  scatter_apply, multi-key sorts with NaN and -0, reduce_window with negative padding), and
+  jax.numpy at edge inputs (empty/0-d/size-1, NaN/inf/-0, huge/tiny, integer extremes: linalg, fft,
+  nan-reductions, quantiles, histograms, interp/unwrap/convolve/polynomials/trapezoid/cross/kron);
+  ``python -m _fuzz.ops_quad --seed N --calls K --pool edge|lax|lax_more`` from tests/integration;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,
   NaN/inf where the operations are defined there; programs; transformation stacks) and ``Case``;
 - ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions,

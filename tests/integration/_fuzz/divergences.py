@@ -157,7 +157,10 @@ def _has_input(outcome, test) -> bool:
 # (the 2-norms of ops_extra's ord= forms too: ord 2 / None is the case at zero)
 _NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm", "np.vector_norm_ord",
           "np.linalg.norm_vec", "np.linalg.norm_mat", "np.linalg.vector_norm",
-          "np.linalg.matrix_norm"}  # fmt: skip
+          "np.linalg.matrix_norm",
+          # (lstsq's residuals: jax's norm(b - a @ x) ** 2, NaN derivatives at a zero residual; funcgrad's
+          # sum of squares has the derivative 0 there -- a square full-rank system's)
+          "np.linalg.lstsq"}  # fmt: skip
 _STDS = {"np.std", "np.std_ddof", "np.nanstd"}
 _POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow"}
 
@@ -223,6 +226,10 @@ def _jax_custom_lin_under_jvp(outcome) -> bool:
     # (jax linearizes a custom_vjp the differentiated input does not reach, then cannot push a
     # tangent through the linearization)
     return outcome.status == "unraised" and "Differentiation rule for 'custom_lin'" in (outcome.error or "")
+
+
+def _jax_scatter_apply_jvp(outcome) -> bool:
+    return outcome.status == "unraised" and "scatter_apply JVP not implemented" in (outcome.error or "")
 
 
 def _hypot_at_origin(outcome) -> bool:
@@ -1112,6 +1119,18 @@ DOCUMENTED: list[Divergence] = [
         "`lax.linalg.eigh(m, subset_by_index=(1, 3))` of a 3x3 `m`: the two largest eigenpairs (jax on "
         "CPU: NotImplementedError); the fuzzer's seed 19102",
         _jax_subset_by_index_on_cpu,
+    ),
+    Divergence(
+        "jax-scatter-apply-derivatives",
+        "Derivatives (`jvp`, `grad`, `vjp`) of `lax.scatter_apply`.",
+        "jax has no rule: its `jvp` raises NotImplementedError ('scatter_apply JVP not implemented'); "
+        "funcgrad differentiates it (the function's derivative at each indexed element, composed where "
+        "indices repeat, the others' tangents passing through; equal to finite differences of jax's "
+        "values).",
+        "`jvp` of `lax.scatter_apply(x, [[2], [2]], sin, ...)` at x[2] = -1.2, tangent -0.25: "
+        "-0.0540 = -0.25 cos(-1.2) cos(sin(-1.2)) (jax: NotImplementedError); the four-way fuzzer's "
+        "seed 11",
+        _jax_scatter_apply_jvp,
     ),
     Divergence(
         "complex-stats-inputs",
