@@ -161,7 +161,7 @@ class ShapeDtypeStruct:
         # As JAX's: a committed array's sharding (an uncommitted one has none), a traced value's
         # type's sharding over explicit mesh axes.
         if isinstance(x, core.Tracer):
-            sharding = getattr(aval, "sharding", None)
+            sharding = getattr(aval, "_sharding", None)
         else:
             sharding = getattr(x, "sharding", None) if getattr(x, "committed", True) else None
         # (JAX's Python bools are not weakly typed: only int, float and complex are.)
@@ -273,7 +273,7 @@ class _Stage:
         if ins is not None and len(ins) >= len(avals):
             ins = list(ins)[len(ins) - len(avals) :]
             avals = [
-                a if s is None or a.sharding is not None else _typed_as(a, s) for a, s in zip(avals, ins)
+                a if s is None or a._sharding is not None else _typed_as(a, s) for a, s in zip(avals, ins)
             ]
         return tu.tree_unflatten(tree, avals)
 
@@ -482,7 +482,7 @@ class Lowered(_Stage):
         if type(staged) is _RefStaged:  # the function's outputs, not the Refs' final values
             tree, avals = staged.user_tree, avals[: staged.user_tree.num_leaves]
         return tu.tree_unflatten(
-            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding) for a in avals]
+            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a._sharding) for a in avals]
         )
 
     def compiler_ir(self, dialect: str | None = None):

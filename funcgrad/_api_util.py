@@ -456,10 +456,10 @@ def unit_cotangent(aval: ir.ShapedArray) -> Array:
     each group, zeros on the others), and the reverse (JAX's ``_one_vjp``; NOTE: [unreduced
     values] in funcgrad/_sharding_unreduced.py)."""
     one = Array._from_owned(np.ones((), aval.dtype), aval.weak_type)
-    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    spec = getattr(getattr(aval, "_sharding", None), "spec", None)
     if spec is None or not (spec.unreduced or spec.reduced):
         return one
-    mesh = aval.sharding.mesh
+    mesh = aval._sharding.mesh
     if not hasattr(mesh, "_flat") and kernel_hooks.context_mesh is not None:
         mesh = kernel_hooks.context_mesh() or mesh  # (a constraint names the concrete mesh)
     return shp.sharding_constraint_p.bind(

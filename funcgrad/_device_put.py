@@ -379,7 +379,7 @@ def _constrain(x, shardings, *, strict: bool):
             # On a mesh with Explicit and Auto axes the constraint names Auto ones: each dimension
             # keeps its type's explicit axes, major, then the constraint's (JAX's lowering of
             # sharding_constraint; the type is unchanged).
-            have = core.get_aval(v).sharding
+            have = core.get_aval(v)._sharding
             if have is not None and tuple(have.mesh.axis_names) == tuple(s.mesh.axis_names):
                 typed = _sharding_rules.spec_of(core.get_aval(v))
                 spec = tuple(t + tuple(n for n in u if n not in t) for t, u in zip(typed, spec))

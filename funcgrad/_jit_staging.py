@@ -48,7 +48,7 @@ from funcgrad._jit_params import _placed_if_used, _sharding_leaves, donated_flag
 from funcgrad._jit_route import _jit_flags  # NOTE: [jit flags]
 from funcgrad._ref_errors import refuse_returned_refs
 from funcgrad._ref_scopes import HITYPES, is_stateful_arg, lower_hi_values, trace_stateful
-from funcgrad._sharding_types import renamed_out_shardings
+from funcgrad._sharding_types import renamed_out_shardings, untyped_over_args
 from funcgrad._trace_key import CacheInfo, _aval_key, _ref_key, note_retrace
 from funcgrad._user_contexts import user_contexts  # NOTE: [user contexts]
 from funcgrad.kernel import batching, core, monitoring
@@ -171,7 +171,10 @@ class JitStaging(Dispatcher):
                 level, "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
             )
         start = time.perf_counter()
-        with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name):
+        with (
+            monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name),
+            untyped_over_args(flat, user_ins),
+        ):
             closed, n_outs, plan = trace_stateful(flat_fun, avals, names, f"jit({name})", refs, fun)
         if logged:
             _logger.log(level, "Finished tracing %s for jit in %.9f sec", name, time.perf_counter() - start)

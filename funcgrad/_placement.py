@@ -170,7 +170,7 @@ def reshard(x, out_shardings):
 def _type_sharding(v):
     """The sharding in ``v``'s type (NOTE: [sharding in types]), or None."""
     if isinstance(v, Array | core.Tracer):
-        return core.get_aval(v).sharding
+        return core.get_aval(v)._sharding
     return None
 
 
@@ -199,7 +199,7 @@ def insert_reduced_reshard(x, y):
     for v in (x, y):
         a = core.get_aval(v) if isinstance(v, Array | core.Tracer) else None
         ndim = a.ndim if a is not None else np.ndim(v)
-        s = getattr(a, "sharding", None)
+        s = getattr(a, "_sharding", None)
         replicated = frozenset(scope.axis_names)
         if s is not None:
             used = {n for d in _sharding_rules.spec_of(a) for n in d}
@@ -213,7 +213,7 @@ def insert_reduced_reshard(x, y):
 def _reduced_axes(v) -> frozenset:
     if not isinstance(v, Array | core.Tracer):
         return frozenset()
-    s = getattr(core.get_aval(v), "sharding", None)
+    s = getattr(core.get_aval(v), "_sharding", None)
     return frozenset(s.spec.reduced) if s is not None else frozenset()
 
 
@@ -299,7 +299,7 @@ def sharded_like(out, a):
         if isinstance(target, NamedSharding):
             return _constrain(out, target, strict=False)
         return out
-    s = core.get_aval(a).sharding
+    s = core.get_aval(a)._sharding
     mesh = None if s is None else concrete_mesh(s.mesh, "zeros_like")
     if mesh is None:
         return out
@@ -314,7 +314,7 @@ def _typed_as(out, s: NamedSharding) -> bool:
     if not isinstance(out, core.Tracer):
         return False
     aval = out.aval
-    have = getattr(aval, "sharding", None)
+    have = getattr(aval, "_sharding", None)
     if have is None or getattr(have.mesh, "abstract_mesh", have.mesh) != s.mesh.abstract_mesh:
         return False
     return (
@@ -341,7 +341,7 @@ def _explicit_names_only(s: NamedSharding, where: str) -> None:
 def _same_ur_as_operand(name: str, s: NamedSharding, x) -> None:
     """JAX's ``reshape`` rules: ``out_sharding``'s unreduced and reduced axes are the operand's."""
     aval = core.get_aval(x) if isinstance(x, Array | core.Tracer) else None
-    have = getattr(getattr(aval, "sharding", None), "spec", None)
+    have = getattr(getattr(aval, "_sharding", None), "spec", None)
     for kind in ("unreduced", "reduced"):
         want, got = getattr(s.spec, kind), getattr(have, kind, frozenset())
         if got and want != got:

@@ -182,7 +182,7 @@ def staged_manual_aval(x, aval):
         # unreduced/reduced axes of a fully manual body's value with them)
         names = [str(n) for n in stack[-1][2].axis_names]
         vma = {str(n) for n in typed}
-        out = _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+        out = _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval._sharding)
         out.manual_axis_type = ir.ManualAxisType(varying=vma, unreduced=mat.unreduced, reduced=mat.reduced)
         return out
     for trace, seeds, mesh, _manual in reversed(stack):
@@ -193,7 +193,7 @@ def staged_manual_aval(x, aval):
             known = _varying_env(ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, []), ins)
             vma = {str(n) for n in known.get(x._var, frozenset())}
             names = [str(n) for n in mesh.axis_names]
-            return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+            return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval._sharding)
     return None
 
 

@@ -73,7 +73,7 @@ _programs: dict = register_cache("parallel.eager_shard_map_programs", {})  # NOT
 def _auto_spec(aval, manual) -> tuple | None:
     """Per dimension of a block of the stacked ``aval`` (its leading device dimension dropped),
     the explicit mesh axes other than the ``manual`` ones that split it; ``None`` when none do."""
-    s = aval.sharding
+    s = aval._sharding
     if s is None or s.spec.unreduced or s.spec.reduced:
         return None
     spec = (*s.spec, *([None] * (aval.ndim - len(s.spec))))[1:]
@@ -87,7 +87,7 @@ def _auto_sharding(aval, manual):
     kept = _auto_spec(aval, manual)
     if kept is None:
         return None
-    return aval.sharding.with_spec(spec_of_norm(kept))
+    return aval._sharding.with_spec(spec_of_norm(kept))
 
 
 def _add_device_dim(x):
@@ -143,7 +143,7 @@ def refuse_explicit_const(x, mesh, manual) -> None:
     NotImplementedError, in its words: JAX does not cast such a value into the body)."""
     if isinstance(x, core.Tracer):
         return
-    s = getattr(core.get_aval(x), "sharding", None)
+    s = getattr(core.get_aval(x), "_sharding", None)
     if s is None or not any(t.name == "Explicit" for t in (getattr(s.mesh, "axis_types", None) or ())):
         return
     types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", None) or ()))
@@ -217,7 +217,7 @@ class ShardMapTrace(core.Trace):
         for x, norm in zip(values, norm_specs):
             spec = spec_of_norm(norm)
             # (an argument typed unreduced or reduced: its blocks as held, partial sums of one)
-            have = getattr(getattr(core.get_aval(x), "sharding", None), "spec", None)
+            have = getattr(getattr(core.get_aval(x), "_sharding", None), "spec", None)
             if have is not None and (have.unreduced or have.reduced):
                 spec = spec.update(unreduced=have.unreduced, reduced=have.reduced)
             key = ("enter", self.mesh, self.manual, spec, _sig(x))

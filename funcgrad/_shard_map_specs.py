@@ -196,7 +196,7 @@ def _check_unreduced(prefix, mesh, manual, specs) -> None:
 def _check_spec_ur(spec, aval) -> None:
     """JAX's _shard_shaped_array: an argument's unreduced and reduced axes (its type's) are those
     its in_specs entry names (JAX's ValueErrors, in its words)."""
-    have = getattr(getattr(aval, "sharding", None), "spec", None)
+    have = getattr(getattr(aval, "_sharding", None), "spec", None)
     for kind in ("unreduced", "reduced"):
         if frozenset(getattr(spec, kind) or ()) != frozenset(getattr(have, kind, None) or ()):
             raise ValueError(
@@ -277,7 +277,7 @@ def _inferred_spec(x, mesh, manual, where, path):
 
 def _sharding_of(x):
     if isinstance(x, core.Tracer):
-        return getattr(x.aval, "sharding", None)
+        return getattr(x.aval, "_sharding", None)
     s = getattr(x, "sharding", None) if isinstance(x, core.Array) else None
     return s
 

@@ -14,7 +14,9 @@ P('x', None)
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import threading
 
 from funcgrad import kernel
 from funcgrad._shardings import (
@@ -39,6 +41,7 @@ __all__ = [
     "renamed_out_shardings",
     "scan_step_avals",
     "type_sharding",
+    "untyped_over_args",
     "with_default_sharding",
 ]
 
@@ -104,9 +107,18 @@ def _apply_sharding(primitive, avals_in, out, params):
         am = params["mesh"].abstract_mesh
     else:
         am = None
+        scope = get_abstract_mesh()
         for a in avals_in:
-            s = a.sharding
+            s = a._sharding
             if s is not None:
+                if not scope.empty and s.mesh != scope and not (scope.manual_axes or s.mesh.manual_axes):
+                    # JAX's check_avals_context_mesh (an operand typed over another mesh than the
+                    # one in scope: use_abstract_mesh/auto_axes around values typed outside)
+                    raise ValueError(
+                        f"For primitive {primitive.name}, context mesh {scope} should match the aval "
+                        f"mesh {s.mesh} for shape {a.str_short()}. Reshard the operand onto the mesh "
+                        "in scope first (funcgrad.sharding.reshard)."
+                    )
                 if am is None:
                     am = s.mesh
                 elif s.mesh != am:
@@ -126,7 +138,7 @@ def _apply_sharding(primitive, avals_in, out, params):
         if len(spec) != o.ndim:
             spec = ((),) * o.ndim
         typed = type_sharding(am, spec, u, r)
-        if typed is None and o.sharding is not None:
+        if typed is None and o._sharding is not None:
             # Onto a mesh with no explicit axis (``reshard`` into ``auto_axes`` over all of them):
             # untyped, as JAX's modify_spec_for_auto_manual leaves it (``update`` keeps a type).
             o = core.ShapedArray(o.shape, o.dtype, o.weak_type, None, o.memory_space)
@@ -134,13 +146,26 @@ def _apply_sharding(primitive, avals_in, out, params):
     return new if primitive.multiple_results else new[0]
 
 
+_NO_MESH = AbstractMesh((), ())
+
+
+def _replicated(am: AbstractMesh, ndim: int) -> NamedSharding:
+    key = (am, ndim)
+    s = _typed.get(key)
+    if s is None:
+        s = _typed[key] = NamedSharding(am, PartitionSpec(*([None] * ndim)))
+    return s
+
+
 def _buffer_sharding(buffer, ndim: int):
-    """The kernel's ``aval_sharding`` hook: the type of a device buffer's sharding (``None``
-    unless it is over a mesh with explicit axes)."""
+    """The kernel's ``aval_sharding`` hook: the type of a device buffer's sharding over a mesh
+    with explicit axes; else the sharding its type shows, replicated over its mesh (untyped: the
+    ShapedArray keeps it only to show it); ``None`` for an uncommitted value on one device."""
     b = buffer._sharding
     mesh = getattr(b, "_fg_mesh", None)
     if mesh is None or not isinstance(mesh, Mesh):
-        return None
+        # (as typeof: one committed to a device shows no mesh, an uncommitted one the mesh in scope)
+        return _replicated(_NO_MESH, ndim) if getattr(buffer, "_committed", False) else None
     am = mesh.abstract_mesh
     scope = get_mesh()
     if (
@@ -153,21 +178,60 @@ def _buffer_sharding(buffer, ndim: int):
         # the value is typed as that mesh's axes are.
         am = scope.abstract_mesh
     if not am.explicit_axes:
-        return None
+        # Untyped; its type shows it replicated over its mesh (the aval keeps it only to show it).
+        return _replicated(am, ndim)
     s = from_bridge(b, ndim)
     if not isinstance(s, NamedSharding):
         return type_sharding(am, ((),) * ndim)
     return type_sharding(am, s.spec._normalized(ndim), s.spec.unreduced, s.spec.reduced)
 
 
-kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))
+# The mesh that a jit traced outside any mesh takes from its arguments (JAX's avals carry theirs).
+_args_mesh = threading.local()
+
+
+def _default_sharding(aval):
+    """The kernel's ``default_sharding`` hook: what ``aval.sharding`` reads where the type holds
+    none (the Auto mode, no mesh): JAX's answer, replicated (``P(None, ...)``) over the abstract
+    mesh in scope, else over the mesh of the arguments of the jit being traced (the empty mesh
+    outside both)."""
+    am = get_abstract_mesh()
+    if am.empty:
+        am = getattr(_args_mesh, "mesh", None) or am
+    return _replicated(am, len(aval.shape))
+
+
+@contextlib.contextmanager
+def untyped_over_args(flat, shardings=None):
+    """While a jit traces ``flat`` outside any mesh: untyped values read their sharding over the
+    one mesh the arguments (or ``shardings``, its in_shardings) are placed over, as JAX's
+    (``x.aval.sharding.mesh`` is the arguments' abstract mesh). Nothing else changes."""
+    meshes = set()
+    if get_abstract_mesh().empty:
+        for x in flat:
+            b = getattr(x, "_buffer", None)
+            m = getattr(getattr(b, "_sharding", None), "_fg_mesh", None)
+            if isinstance(m, Mesh):
+                meshes.add(m.abstract_mesh)
+        for s in shardings or ():
+            if isinstance(s, NamedSharding):
+                meshes.add(s.mesh if isinstance(s.mesh, AbstractMesh) else s.mesh.abstract_mesh)
+    if len(meshes) != 1:
+        yield
+        return
+    prev = getattr(_args_mesh, "mesh", None)
+    _args_mesh.mesh = meshes.pop()
+    try:
+        yield
+    finally:
+        _args_mesh.mesh = prev
+
+
+kernel.register(sharding_types=(_apply_sharding, _buffer_sharding, _default_sharding))
 
 
 # ``typeof`` of a value of a shard_map body being staged: funcgrad.parallel's (its varying axes).
 manual_aval_hooks: list = []
-
-
-_NO_MESH = AbstractMesh((), ())
 
 
 def with_default_sharding(x, aval):
@@ -180,9 +244,9 @@ def with_default_sharding(x, aval):
         if manual is not None:
             aval = manual
             break
-    if aval.sharding is None and hasattr(aval, "with_sharding"):  # a shard_map body's block
+    if aval._sharding is None and hasattr(aval, "with_sharding"):  # a shard_map body's block
         return aval.with_sharding(NamedSharding(get_abstract_mesh(), PartitionSpec(*[None] * aval.ndim)))
-    if aval.sharding is not None or type(aval) is not core.ShapedArray:
+    if aval._sharding is not None or type(aval) is not core.ShapedArray:
         return aval
     am = None
     b = getattr(x, "_buffer", None)
@@ -213,19 +277,22 @@ def scan_step_avals(avals, where: str = "scan") -> list:
     """
     out = []
     for a in avals:
-        s = a.sharding
+        s = a._sharding
         if s is None:
-            out.append(core.ShapedArray(a.shape[1:], a.dtype, a.weak_type))
+            # (a step of a checked shard_map body's value varies as it does: its manual axis type)
+            step = core.ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+            out.append(step if a.mat.empty else step.with_manual_axis_type(a.mat))
             continue
         spec = sr.spec_of(a)
         if spec[0]:
-            shown = ", ".join(str(b.sharding.spec) if b.sharding is not None else "P()" for b in avals)
+            shown = ", ".join(str(b._sharding.spec) if b._sharding is not None else "P()" for b in avals)
             if where == "scan":
                 raise ValueError(f"0th dimension of all xs should be replicated. Got {shown}")
             raise ValueError(f"0th dimension of leaf passed to `{where}` should be replicated. Got {a}")
         # (its unreduced and reduced axes too: a step of reduced stacked weights is reduced)
         typed = type_sharding(s.mesh, spec[1:], s.spec.unreduced, s.spec.reduced)
-        out.append(core.ShapedArray(a.shape[1:], a.dtype, a.weak_type, typed))
+        step = core.ShapedArray(a.shape[1:], a.dtype, a.weak_type, typed)
+        out.append(step if a.mat.empty else step.with_manual_axis_type(a.mat))
     return out
 
 
@@ -282,7 +349,7 @@ def renamed_out_shardings(out_avals):
     mine = mesh.abstract_mesh
     outs = [None] * len(out_avals)
     for i, a in enumerate(out_avals):
-        s = getattr(a, "sharding", None)
+        s = getattr(a, "_sharding", None)
         if (
             s is not None
             and (s.mesh != mine or s.spec.unreduced or s.spec.reduced)

@@ -101,7 +101,7 @@ def reduced_value(x) -> np.ndarray:
 
 
 def unreduced_type(v) -> bool:
-    t = core.get_aval(v).sharding
+    t = core.get_aval(v)._sharding
     return bool(t is not None and t.spec.unreduced)
 
 

@@ -76,7 +76,7 @@ def _aval_key(x):
     t = type(x)
     if t is Array:
         # A sharded value's type holds its sharding on explicit mesh axes (NOTE: [sharding in types]).
-        s = None if x._buffer is None else core.get_aval(x).sharding
+        s = None if x._buffer is None else core.get_aval(x)._sharding
         return (x.shape, x.dtype, x.weak_type) if s is None else (x.shape, x.dtype, x.weak_type, s)
     if t in _SCALAR_TYPES:
         # Its type, as JAX keys it: a Python float and a weakly typed float Array share a trace.
@@ -90,16 +90,16 @@ def _aval_key(x):
             return (a,) * 3
         return (
             (a.shape, a.dtype, a.weak_type)
-            if a.sharding is None
-            else (a.shape, a.dtype, a.weak_type, a.sharding)
+            if a._sharding is None
+            else (a.shape, a.dtype, a.weak_type, a._sharding)
         )
     if is_abstract(x) or t is EArray:  # (trace/lower; an array of an extended dtype)
         # (keyed as an Array of its type: the two share a trace; NOTE: [extended dtypes])
         a = abstractify(x) if t is not EArray else x.aval
         return (
             (a.shape, a.dtype, a.weak_type)
-            if a.sharding is None
-            else (a.shape, a.dtype, a.weak_type, a.sharding)
+            if a._sharding is None
+            else (a.shape, a.dtype, a.weak_type, a._sharding)
         )
     return (np.shape(x), np.result_type(x), False)
 

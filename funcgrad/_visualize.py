@@ -284,7 +284,7 @@ def inspect_array_sharding(value, *, callback: Callable) -> None:
 
     def inspect(x):
         if isinstance(x, core.Tracer):
-            s = getattr(x.aval, "sharding", None)
+            s = getattr(x.aval, "_sharding", None)
             callback(_traced_sharding(x) if s is None else _compiled_form(s))
         elif isinstance(x, Array):
             callback(x.sharding)

@@ -290,7 +290,7 @@ def _explicit_mesh_axis(flat_args, dims) -> tuple:
     for leaf, d in zip(flat_args, dims):
         if d is None:
             continue
-        s = getattr(core.get_aval(leaf), "sharding", None) if isinstance(leaf, Array | core.Tracer) else None
+        s = getattr(core.get_aval(leaf), "_sharding", None) if isinstance(leaf, Array | core.Tracer) else None
         entry = tuple(s.spec)[d] if s is not None and d < len(s.spec) else None
         if seen and entry != out:
             raise ValueError(
@@ -302,7 +302,7 @@ def _explicit_mesh_axis(flat_args, dims) -> tuple:
     if names:
         for leaf, d in zip(flat_args, dims):
             s = (
-                getattr(core.get_aval(leaf), "sharding", None)
+                getattr(core.get_aval(leaf), "_sharding", None)
                 if d is None and isinstance(leaf, Array | core.Tracer)
                 else None
             )
@@ -321,7 +321,7 @@ def _explicit_mesh_axis(flat_args, dims) -> tuple:
 def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:
     """JAX's rule: a mapped dimension already split over explicit mesh axes must be split over
     ``spmd_axis_name`` itself."""
-    s = getattr(aval, "sharding", None)
+    s = getattr(aval, "_sharding", None)
     if s is None:
         return
     entry = tuple(s.spec)[d] if d < len(s.spec) else None

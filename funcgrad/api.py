@@ -439,7 +439,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
                 a.shape,
                 a.dtype,
                 a.weak_type,
-                sharding=a.sharding,
+                sharding=a._sharding,
                 manual_axis_type=None if a.mat.empty else a.mat,  # (a checked shard_map body's value)
             )
             for i, a in enumerate(closed.out_avals[:n_outs])

@@ -301,7 +301,7 @@ class PjitFunction(JitStaging):
         """
         staged = self._entry(args, kwargs)[0]
         avals = staged.closed.out_avals
-        shardings = [a.sharding for a in avals]
+        shardings = [a._sharding for a in avals]
         if self._out_shardings is not None:  # (the outputs' shardings jit was asked for, as JAX's)
             tree = tu.tree_unflatten(staged.out_tree, list(avals))
             asked = sharding_leaves(self._out_shardings, tree, f"jit({self._name})", "out_shardings")

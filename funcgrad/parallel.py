@@ -257,7 +257,7 @@ def shard_map(
 def _typed_block(block, aval, manual):
     """A body's block of ``aval`` keeps the type's sharding on the explicit axes the shard_map
     leaves automatic (``axis_names=``: a partially manual body sees ``f32[4,4@y]``, as JAX's)."""
-    s = aval.sharding
+    s = aval._sharding
     if s is None or type(block) is not core.ShapedArray:
         return block
     spec = tuple(tuple(n for n in d if n not in manual) for d in sr.spec_of(aval))
@@ -284,7 +284,10 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
         frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))
-        body = _inside_body(manual=manual, mesh=mesh, eager_check=check)
+        # (what a checked body stages -- a jit, cond or scan inside -- is typed as a staged body's:
+        # NOTE: [varying axes in staged types])
+        frame = (None, None, mesh, manual) if check else None
+        body = _inside_body(frame, manual=manual, mesh=mesh, eager_check=check)
         with frames, ad.transpose_convention(convention), body:
             out = f(*rebuild(ins))
         out_leaves, out_tree = flatten_outputs(out, where)

@@ -87,6 +87,7 @@ class AbstractRef:
     ndim = property(lambda self: len(self.inner_aval.shape))
     size = property(lambda self: int(np.prod(self.inner_aval.shape, dtype=np.int64)))
     sharding = property(lambda self: self.inner_aval.sharding)
+    _sharding = property(lambda self: getattr(self.inner_aval, "_sharding", None))  # (its type's)
 
     def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
         inner = self.inner_aval.str_short(short_dtypes=short_dtypes)

@@ -211,7 +211,7 @@ def _unreduced_result(f, name: str, s: NamedSharding, args, kwargs):
     mapped = [isinstance(a, Array | np.ndarray) for a in args]
     specs = []
     for a in (a for a, m in zip(args, mapped) if m):
-        t = core.get_aval(a).sharding if isinstance(a, Array) else None
+        t = core.get_aval(a)._sharding if isinstance(a, Array) else None
         specs.append(PartitionSpec() if t is None else PartitionSpec(*t.spec))
 
     def on_blocks(*blocks):

@@ -66,7 +66,7 @@ def _zeros(aval):
     # a cotangent's or a scatter's zeros typed as the value they stand for, its unreduced and
     # reduced axes too: NOTE: [unreduced values].)
     out = _typed_as(structure.broadcast_in_dim(zero, aval.shape, ()), aval)
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "_sharding", None)
     if sharding is None or not (sharding.spec.unreduced or sharding.spec.reduced):
         return out
     mesh = _constraint_mesh(sharding.mesh)
@@ -101,17 +101,17 @@ def _typed_as(x, aval):
     ``broadcast_in_dim`` with ``out_sharding=``): a sharding constraint where the two differ.
     Unreduced and reduced axes are left as the rules give them. Over an abstract mesh the
     constraint names the concrete mesh in scope when it is that mesh; else ``x`` is unchanged."""
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "_sharding", None)
     if sharding is None or sharding.spec.unreduced or sharding.spec.reduced:
         return x
     have = elementwise.aval_of(x)
     if have.shape != aval.shape:
         return x
     spec = _sharding_rules.spec_of(aval)
-    if have.sharding is not None:
+    if have._sharding is not None:
         if (
-            have.sharding.spec.unreduced
-            or have.sharding.spec.reduced
+            have._sharding.spec.unreduced
+            or have._sharding.spec.reduced
             or _sharding_rules.spec_of(have) == spec
         ):
             return x
@@ -137,7 +137,7 @@ def _broadcast_batch(x, axis_size, dim):
     # (a size-1 dimension is the elementwise rule's broadcasting one, which JAX's
     # broadcast_batcher inserts with no mesh axis: only the vmap's own size is split)
     names = _sharding_rules._explicit_axes.get() if axis_size != 1 else ()
-    sharding = aval.sharding if names else None
+    sharding = aval._sharding if names else None
     if sharding is not None and not sharding.spec.unreduced and not sharding.spec.reduced:
         # (the mapped dimension split as the vmap's inputs are: JAX's get_sharding_for_vmap)
         spec = list(_sharding_rules.spec_of(aval))
@@ -156,7 +156,7 @@ def _batched_aval(aval, axis_size, dim):
     state keeps its sharding under ``vmap``."""
     shape = list(aval.shape)
     shape.insert(dim, axis_size)
-    sharding = aval.sharding
+    sharding = aval._sharding
     if sharding is None:
         return aval.update(shape=tuple(shape))
     names = _sharding_rules._explicit_axes.get() if axis_size != 1 else ()

@@ -200,7 +200,7 @@ def check_reshape(x: ShapedArray, new_sizes) -> tuple | None:
     jaxpr is re-interpreted, and internal reshapes (transposes, batching) type their results as
     JAX's pass ``out_sharding`` there.
     """
-    if _contraction_out.get() is not None or x.sharding is None:
+    if _contraction_out.get() is not None or x._sharding is None:
         return None
     spec = spec_of(x)
     new_sizes = tuple(new_sizes)

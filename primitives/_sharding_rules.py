@@ -75,7 +75,7 @@ def _entry(p) -> tuple:
 
 def spec_of(aval: ShapedArray) -> tuple:
     """The normalized spec of ``aval`` (all ``()`` when it has no sharding)."""
-    s = aval.sharding
+    s = aval._sharding
     if s is None:
         return ((),) * aval.ndim
     spec = tuple(_entry(p) for p in s.spec)
@@ -88,8 +88,8 @@ def _show(spec) -> str:
 
 def _mesh_shape(avals) -> dict:
     for a in avals:
-        if a.sharding is not None:
-            return dict(a.sharding.mesh.shape)
+        if a._sharding is not None:
+            return dict(a._sharding.mesh.shape)
     return {}
 
 
@@ -132,7 +132,7 @@ def _select_n(avals_in, avals_out, **params):
     try:
         return _select_broadcasting(avals_in, avals_out, **params)
     except ShardingTypeError:
-        cases = ", ".join(str(a.sharding) for a in avals_in[1:] if a.sharding is not None)
+        cases = ", ".join(str(a._sharding) for a in avals_in[1:] if a._sharding is not None)
         raise ShardingTypeError(f"select cases must have the same shardings, got [{cases}].") from None
 
 
@@ -185,7 +185,7 @@ def _concatenate(avals_in, avals_out, *, dimension, **params):
     # everywhere defers to the others (vmap broadcasts an unbatched operand without its batch
     # dimension's axis where JAX's concatenate batch rule gives it one; jnp.stack is its own
     # primitive, primitives/stacking.py, whose rule is JAX's strict one).
-    specs = [spec_of(a) for a in avals_in if a.sharding is not None]
+    specs = [spec_of(a) for a in avals_in if a._sharding is not None]
     specs = [s for s in specs if any(s)] or specs
     if any(s != specs[0] for s in specs[1:]):
         shown = ", ".join(_show(s) for s in specs)
@@ -504,7 +504,7 @@ def out_specs(primitive, avals_in, avals_out, params) -> list:
         out = rule(avals_in, avals_out, **params)
     else:
         out = [
-            spec_of(a) if a.sharding is not None else same
+            spec_of(a) if a._sharding is not None else same
             for a, same in zip(avals_out, _same_as_operand(avals_in, avals_out))
         ]
     for a, spec in zip(avals_out, out):

@@ -43,7 +43,7 @@ __all__ = [
 
 def unreduced_of(aval) -> frozenset:
     """The mesh axes ``aval``'s type is unreduced over (empty for most values)."""
-    s = getattr(aval, "sharding", None)
+    s = getattr(aval, "_sharding", None)
     # (in a fully manual shard_map body, its manual axis type's: JAX's getu)
     mat = getattr(getattr(aval, "mat", None), "unreduced", frozenset())
     return frozenset(getattr(getattr(s, "spec", None), "unreduced", None) or ()) | mat
@@ -51,7 +51,7 @@ def unreduced_of(aval) -> frozenset:
 
 def reduced_of(aval) -> frozenset:
     """The mesh axes ``aval``'s type is reduced over (``P(..., reduced=...)``)."""
-    s = getattr(aval, "sharding", None)
+    s = getattr(aval, "_sharding", None)
     mat = getattr(getattr(aval, "mat", None), "reduced", frozenset())  # (JAX's getr)
     return frozenset(getattr(getattr(s, "spec", None), "reduced", None) or ()) | mat
 
@@ -207,7 +207,7 @@ def _check_nary_reduced(avals_in, reduced: frozenset) -> None:
     replicated or sharded along axes another operand is reduced over (a scalar replicated there
     is taken as reduced, as JAX's ``insert_reduced_reshard`` reshards it, for two operands)."""
     for a in avals_in:
-        s = a.sharding
+        s = a._sharding
         if s is None or reduced_of(a) == reduced:
             continue
         used = frozenset(n for d in spec_of(a) for n in d)

@@ -569,7 +569,7 @@ def _typed_spec(primal_aval):
     """The sharding type a cotangent takes from its primal (NOTE: [sharding in types]): JAX's
     transposes pass ``out_sharding=`` the primal's sharding, so a sharded batch (a contracting
     dimension of the kernel's cotangent) is no ambiguity. None when untyped."""
-    if getattr(primal_aval, "sharding", None) is None:
+    if getattr(primal_aval, "_sharding", None) is None:
         return None
     return _sharding_rules.spec_of(primal_aval)
 

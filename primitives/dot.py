@@ -504,8 +504,8 @@ def _typed_spec(x_aval, order, *operands):
     constant made off the mesh) among typed ``operands`` is replicated, as JAX's
     ``get_cur_mesh_sharding(P(None, ...))`` for a primal whose mesh is empty: a weight cotangent
     contracting a batch split over ``x`` is no ambiguity. None when nothing is typed."""
-    if x_aval.sharding is None:
-        if any(getattr(aval_of(o), "sharding", None) is not None for o in operands):
+    if x_aval._sharding is None:
+        if any(getattr(aval_of(o), "_sharding", None) is not None for o in operands):
             return ((),) * len(order)
         return None
     spec = _sharding_rules.spec_of(x_aval)

@@ -171,7 +171,7 @@ def _linear_jvp(primitive, linear: tuple[int, ...], tangent_params=None):
 
 
 def _zeros_like_aval(aval):
-    return hooks.zeros(ShapedArray(aval.shape, aval.dtype, sharding=aval.sharding))
+    return hooks.zeros(ShapedArray(aval.shape, aval.dtype, sharding=aval._sharding))
 
 
 def _window_starts(operand_shape, indices, sizes, index_map, operand_batching, indices_batching, clip):

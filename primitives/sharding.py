@@ -248,7 +248,7 @@ def _typed_results(avals_in, avals_out, *, out_specs, jaxpr, **params) -> list:
     manual shard_map (``axis_names=``) leaves to the partitioner (JAX's ``f32[8@x,4@y]``)."""
     out = []
     for spec, body in zip(out_specs, jaxpr.out_avals):
-        inner = spec_of(body) if body.sharding is not None and body.ndim == len(spec) else ((),) * len(spec)
+        inner = spec_of(body) if body._sharding is not None and body.ndim == len(spec) else ((),) * len(spec)
         out.append(tuple(tuple(d) + tuple(n for n in b if n not in d) for d, b in zip(spec, inner)))
     return out
 
@@ -379,7 +379,7 @@ _derived_transpose = DerivedJaxprs(
 def _ur_of(aval, manual, block=None) -> tuple:
     """The manual axes ``aval``'s type is unreduced and reduced over (explicit mesh axes), or
     the body's ``block`` is (its manual axis type)."""
-    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    spec = getattr(getattr(aval, "_sharding", None), "spec", None)
     mat = getattr(block, "mat", None)
     u = frozenset(getattr(spec, "unreduced", None) or ()) | getattr(mat, "unreduced", frozenset())
     r = frozenset(getattr(spec, "reduced", None) or ()) | getattr(mat, "reduced", frozenset())
@@ -465,7 +465,7 @@ def _batched_block(x, mesh, spec, manual_axes):
     is along the axes the body leaves automatic (the mapped dimension's explicit axes among
     them); ``None`` (the default typing) when ``x`` has no sharding on those axes."""
     aval = core.get_aval(x)
-    s = getattr(aval, "sharding", None)
+    s = getattr(aval, "_sharding", None)
     if s is None or s.spec.unreduced or s.spec.reduced or len(spec) != aval.ndim:
         return None
     kept = [tuple(n for n in d if n not in manual_axes) for d in spec_of(aval)]
@@ -641,7 +641,7 @@ def ur_params(unreduced=frozenset(), reduced=frozenset()) -> dict:
 
 def _constraint_transpose(ct, x, *, mesh, spec, retype=False, **ur):
     aval = x.aval
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "_sharding", None)
     u = frozenset(getattr(getattr(sharding, "spec", None), "reduced", None) or ())
     r = frozenset(getattr(getattr(sharding, "spec", None), "unreduced", None) or ())
     if retype and mesh.axis_names:

@@ -62,7 +62,7 @@ def _stack_batch(axis_size, vals, dims, *, axis):
 
 def _stack_sharding(avals_in, avals_out, *, axis, **params):
     # (JAX's: the operands typed with a sharding have equal ones; the new dimension unsharded)
-    specs = [spec_of(a) for a in avals_in if a.sharding is not None]
+    specs = [spec_of(a) for a in avals_in if a._sharding is not None]
     if any(s != specs[0] for s in specs[1:]):
         shown = ", ".join(_show(s) for s in specs)
         raise ShardingTypeError(f"All operands should have the same sharding. Got shardings {shown}")

@@ -661,7 +661,7 @@ def lower_jaxpr_body(
             outs = list(outs)
             untyped = _untyped_in_body(eqn)
             for i, v in enumerate(eqn.outvars):
-                if v.aval.sharding is not None and i not in untyped:
+                if v.aval._sharding is not None and i not in untyped:
                     outs[i] = typed_constraint(fb, outs[i], v.aval)
         env.update(zip(eqn.outvars, outs))
     fb.loc = outer_loc
@@ -726,7 +726,7 @@ def _untyped_in_body(eqn) -> frozenset:
             made[v] = (e, i)
     out = set()
     for i, v in enumerate(outvars):
-        if getattr(v.aval, "sharding", 0) is None:
+        if getattr(v.aval, "_sharding", 0) is None:
             out.add(i)
         elif v in made and made[v][1] in _untyped_in_body(made[v][0]):
             out.add(i)
@@ -741,11 +741,11 @@ def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:
     type leaves unused then ``replicated`` (JAX's ``modify_wrt_axis_types``). The axis types are
     the type's (inside ``auto_axes`` some are Auto), not the program mesh's."""
     spmd = fb.module.spmd
-    mesh, am = spmd.mesh, aval.sharding.mesh
+    mesh, am = spmd.mesh, aval._sharding.mesh
     if mesh is None or (tuple(mesh.axis_names), tuple(mesh.devices.shape)) != (am.axis_names, am.axis_sizes):
         return x  # the program's devices carry another mesh: the partitioner decides
     is_open = any(t.name != "Explicit" for t in am.axis_types)
-    spec = aval.sharding.spec
+    spec = aval._sharding.spec
     dims = []
     for d in range(aval.ndim):
         p = spec[d] if d < len(spec) else None

@@ -149,7 +149,7 @@ def _typed_spec(aval, mesh, mixed: bool = False):
     """``(mesh, spec)`` of a result typed with a sharding on explicit mesh axes (NOTE: [sharding
     in types]), or None: the partitioner chooses. On a mesh with Auto axes too, only with
     ``mixed`` (the type's explicit axes alone, for a layout XLA reports without them)."""
-    s = aval.sharding
+    s = aval._sharding
     if s is None or mesh is None or tuple(mesh.axis_names) != s.mesh.axis_names:
         return None
     if not mixed and any(t.name != "Explicit" for t in mesh.axis_types):
@@ -159,13 +159,13 @@ def _typed_spec(aval, mesh, mixed: bool = False):
 
 
 def _unreduced_axes(aval) -> frozenset:
-    s = aval.sharding
+    s = aval._sharding
     return frozenset((getattr(s.spec, "unreduced", None) if s is not None else None) or ())
 
 
 def _ur_typed(aval, mesh) -> bool:
     """Whether ``aval`` is typed unreduced or reduced over axes of ``mesh``."""
-    s = aval.sharding
+    s = aval._sharding
     spec = getattr(s, "spec", None)
     return bool(
         spec is not None
@@ -265,7 +265,7 @@ def _build(
         elif s is None and mesh is not None and _ur_typed(a, mesh):
             # (a result typed unreduced or reduced carries that sharding: the type's, over the
             # program's mesh; NOTE: [unreduced values])
-            exe.replace_out_sharding(j, type(a.sharding)(mesh, a.sharding.spec)._bridge(a.ndim))
+            exe.replace_out_sharding(j, type(a._sharding)(mesh, a._sharding.spec)._bridge(a.ndim))
     # On one device XLA reports every result replicated, and on several it drops the mesh axes of
     # size 1; a result typed over explicit mesh axes keeps its type's layout there, as JAX's
     # (NOTE: [sharding in types]: P('x', None, None) on a (1, 2) mesh, also where the mesh's other

@@ -144,7 +144,7 @@ class ShardedExport:
         out as their types say: ``x @ y`` of P('x', None) and P(None, 'y') is P('x', 'y'))."""
         for specs, avals in ((self.in_specs, in_avals), (self.out_specs, out_avals)):
             for i, a in enumerate(avals):
-                typed = getattr(a, "sharding", None)
+                typed = getattr(a, "_sharding", None)
                 if specs[i] is None and typed is not None and typed.mesh == self.mesh and any(typed.spec):
                     specs[i] = typed.spec
 

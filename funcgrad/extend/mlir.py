@@ -97,7 +97,7 @@ def lower_with_sharding_in_types(ctx, op: str, aval, sharding_proto=None) -> str
     >>> lower_with_sharding_in_types(None, "%v0", ShapedArray((2,), "float32"))
     '%v0'
     """
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "_sharding", None)
     if sharding is None or ctx is None:
         return op
     spmd = ctx.fb.module.spmd

@@ -63,9 +63,10 @@ def register(
       over several devices stay there, as computation follows data in JAX);
     - ``eager_compiled``: how an eager primitive runs compiled on its own (``xla_bridge``), for
       operands NumPy cannot compute (NOTE: [narrow dtypes on the host]);
-    - ``sharding_types``: ``(apply_sharding, aval_sharding)``, the output shardings of a staged
-      equation and the sharding of a device buffer's abstract value on explicit mesh axes (the
-      surface's ``funcgrad._shardings``, NOTE: [sharding in types]);
+    - ``sharding_types``: ``(apply_sharding, aval_sharding, default_sharding)``, the output
+      shardings of a staged equation, the sharding of a device buffer's abstract value on explicit
+      mesh axes, and what ``ShapedArray.sharding`` reads where the type holds none (the surface's
+      ``funcgrad._sharding_types``, NOTE: [sharding in types]);
     - ``library_dir``: a directory whose frames are library code, skipped in source lines;
     - ``array_methods`` / ``array_properties``: operators, methods and properties installed on
       ``Array`` and on every ``Tracer`` (the NumPy surface);
@@ -110,7 +111,7 @@ def register(
     if eager_compiled is not None:
         hooks.eager_compiled = eager_compiled
     if sharding_types is not None:
-        hooks.apply_sharding, hooks.aval_sharding = sharding_types
+        hooks.apply_sharding, hooks.aval_sharding, hooks.default_sharding = sharding_types
     if catalog is not None:
         hooks.catalog = frozenset(catalog)
     if mode_key is not None:

@@ -74,7 +74,7 @@ def ct_aval(aval: ShapedArray) -> ShapedArray:
     reduced over an axis is a partial sum over it, and the reverse; NOTE: [unreduced values] in
     funcgrad/_sharding_unreduced.py)."""
     t = tangent_aval(aval)
-    s = getattr(t, "sharding", None)
+    s = getattr(t, "_sharding", None)
     spec = getattr(s, "spec", None)
     if spec is None or not (spec.unreduced or spec.reduced):
         return t
@@ -605,7 +605,7 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev, integer=False)
             and ct is not None
             and (integer or _dt.is_inexact(v.aval.dtype))
         ):
-            if v.aval.sharding is not None:
+            if v.aval._sharding is not None:
                 # NOTE: [sharding in types]: a cotangent is typed as its primal, as JAX's
                 # transpose rules type theirs (``x + y``'s cotangent of a replicated x is
                 # replicated, though the sum was sharded along y's axes).

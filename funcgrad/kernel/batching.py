@@ -184,7 +184,7 @@ class BatchTracer(Tracer):
         aval = core.get_aval(self.val)
         bd = self.batch_dim
         shape = aval.shape[:bd] + aval.shape[bd + 1 :]
-        s = aval.sharding
+        s = aval._sharding
         if s is not None:
             # One example's type keeps the other dimensions' shardings (NOTE: [sharding in types]).
             spec = (*s.spec, *([None] * (aval.ndim - len(s.spec))))

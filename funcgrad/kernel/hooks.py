@@ -80,6 +80,7 @@ class KernelHooks:
         # (buffer, ndim) -> the sharding of a device buffer's abstract value, or None.
         self.apply_sharding = None
         self.aval_sharding = None
+        self.default_sharding = None
         # NOTE: [varying axes in staged types] (the surface's ``funcgrad.parallel``): while a
         # checked shard_map body is staged, (primitive, avals_in, out, params) -> out typed with
         # the manual axes each result varies along; None otherwise.

@@ -31,6 +31,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import extended as _ext
 from funcgrad.kernel import pretty
+from funcgrad.kernel.hooks import hooks
 
 # ----------------------------------------------------------------------------------------------
 # Abstract values
@@ -150,8 +151,9 @@ _EMPTY_MAT = ManualAxisType()
 
 class ShapedArray(_LowLevelType):
     """The abstract value of an array: shape, dtype, whether its dtype is weak, its sharding over
-    the *explicit* axes of a mesh (``None``: none, the Auto mode; NOTE: [sharding in types]) and
-    the memory it lives in (NOTE: [memory space in types]).
+    the *explicit* axes of a mesh (``_sharding``; ``None``: none, the Auto mode; ``.sharding``
+    shows one always, as JAX's: NOTE: [sharding in types]) and the memory it lives in (NOTE:
+    [memory space in types]).
 
     >>> ShapedArray((3,), np.float32).str_short()
     'f32[3]'
@@ -159,7 +161,7 @@ class ShapedArray(_LowLevelType):
     'f32<host>[3]'
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space", "_mat")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "memory_space", "_mat", "_shown")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=_DEVICE):
         # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
@@ -174,6 +176,7 @@ class ShapedArray(_LowLevelType):
                 dtype = np.dtype(dtype)
         self.dtype = dtype
         self.weak_type = weak_type
+        shown = None
         if sharding is not None:
             spec = getattr(sharding, "spec", None)
             if len(self.shape) > len(spec or ()) and hasattr(spec, "update"):
@@ -182,8 +185,32 @@ class ShapedArray(_LowLevelType):
                 sharding = sharding.update(
                     spec=spec.update(partitions=(*spec, *(None,) * (len(self.shape) - len(spec))))
                 )
-        self.sharding = sharding
+            if (
+                getattr(getattr(sharding, "mesh", None), "explicit_axes", None) == ()
+                and not getattr(spec, "unreduced", None)
+                and not getattr(spec, "reduced", None)
+            ):
+                # Over a mesh with no explicit axis a sharding types nothing: the value is
+                # untyped, and shows that sharding (NOTE: [sharding in types]).
+                shown, sharding = sharding, None
+        self._sharding = sharding
+        self._shown = shown
         self.memory_space = memory_space
+
+    def _get_sharding(self):
+        # NOTE: [sharding in types]: what the type shows, always a sharding as JAX's; the library
+        # reads ``_sharding``, the sharding on explicit axes or None.
+        s = self._sharding
+        if s is None:
+            s = getattr(self, "_shown", None)
+            if s is None and hooks.default_sharding is not None:
+                return hooks.default_sharding(self)
+        return s
+
+    def _set_sharding(self, s):
+        self._sharding = s
+
+    sharding = property(_get_sharding, _set_sharding)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -195,7 +222,7 @@ class ShapedArray(_LowLevelType):
 
     def with_manual_axis_type(self, mat: ManualAxisType) -> ShapedArray:
         """The same type, varying (unreduced, reduced) along the manual axes ``mat`` names."""
-        out = ShapedArray(self.shape, self.dtype, self.weak_type, self.sharding, self.memory_space)
+        out = ShapedArray(self.shape, self.dtype, self.weak_type, self._sharding, self.memory_space)
         if not mat.empty:
             out._mat = mat
         return out
@@ -205,16 +232,16 @@ class ShapedArray(_LowLevelType):
         whole name, as JAX's error messages print a type (``float32[3]``)."""
         name = _dt.short_name(self.dtype) if short_dtypes else _dt.long_name(self.dtype)
         space = "" if self.memory_space is _DEVICE else f"<{self.memory_space.name.lower()}>"
-        if self.sharding is None:
+        if self._sharding is None:
             return f"{name}{space}[{','.join(map(str, self.shape))}]"
-        dims = ",".join(_sharded_dims(self.shape, self.sharding.spec))
-        return f"{name}{space}[{dims}]{_unreduced_suffix(self.sharding)}"
+        dims = ",".join(_sharded_dims(self.shape, self._sharding.spec))
+        return f"{name}{space}[{dims}]{_unreduced_suffix(self._sharding)}"
 
     def update(self, shape=None, dtype=None, weak_type=None, sharding=None, memory_space=None) -> ShapedArray:
         # A new shape drops the sharding (it described the old dimensions); a new dtype or weak
         # type keeps it (NOTE: [sharding in types]). The memory space is kept unless given.
         if sharding is None and (shape is None or tuple(shape) == self.shape):
-            sharding = self.sharding
+            sharding = self._sharding if self._sharding is not None else getattr(self, "_shown", None)
         out = ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
@@ -230,7 +257,7 @@ class ShapedArray(_LowLevelType):
     def strip_weak_type(self) -> ShapedArray:
         if not self.weak_type:
             return self
-        return ShapedArray(self.shape, self.dtype, False, self.sharding, self.memory_space)
+        return ShapedArray(self.shape, self.dtype, False, self._sharding, self.memory_space)
 
     def to_tangent_aval(self) -> ShapedArray:
         """The aval of a tangent of this value: the same, with ``float0`` for an integer or
@@ -243,7 +270,7 @@ class ShapedArray(_LowLevelType):
         return (
             self
             if tangent == self.dtype
-            else ShapedArray(self.shape, tangent, self.weak_type, self.sharding, self.memory_space)
+            else ShapedArray(self.shape, tangent, self.weak_type, self._sharding, self.memory_space)
         )
 
     to_ct_aval = to_tangent_aval  # a cotangent has its tangent's type
@@ -257,16 +284,16 @@ class ShapedArray(_LowLevelType):
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
-            and (self.sharding is other.sharding or self.sharding == other.sharding)
+            and (self._sharding is other._sharding or self._sharding == other._sharding)
             and self.memory_space is other.memory_space
         )
 
     def __hash__(self):
-        if self.sharding is None:
+        if self._sharding is None:
             if self.memory_space is _DEVICE:
                 return hash((self.shape, self.dtype, self.weak_type))
             return hash((self.shape, self.dtype, self.weak_type, self.memory_space))
-        return hash((self.shape, self.dtype, self.weak_type, self.sharding, self.memory_space))
+        return hash((self.shape, self.dtype, self.weak_type, self._sharding, self.memory_space))
 
     def __repr__(self):
         # As JAX's: the dtype's full name (``ShapedArray(float32[8@x,4])``).
@@ -282,9 +309,9 @@ class ShapedArray(_LowLevelType):
         (None, None)
         """
         dims = (
-            map(str, self.shape) if self.sharding is None else _sharded_dims(self.shape, self.sharding.spec)
+            map(str, self.shape) if self._sharding is None else _sharded_dims(self.shape, self._sharding.spec)
         )
-        suffix = "" if self.sharding is None else _unreduced_suffix(self.sharding)
+        suffix = "" if self._sharding is None else _unreduced_suffix(self._sharding)
         space = "" if self.memory_space is _DEVICE else f"<{self.memory_space.name.lower()}>"
         return f"{'~' if self.weak_type else ''}{self.dtype.name}{space}[{','.join(dims)}]{suffix}"
 
@@ -313,6 +340,7 @@ class AbstractToken(_LowLevelType):
     ndim = 0  # (no axis a transformation may map or index: vmap's in_axes=0 is JAX's rank error)
     weak_type = False
     sharding = None
+    _sharding = None
     memory_space = _DEVICE
 
     def str_short(self, *_args, **_kwargs) -> str:
@@ -367,10 +395,16 @@ abstract_token = AbstractToken()
 
 # NOTE: [sharding in types]
 # On the Explicit axes of a mesh (JAX 0.10's sharding in types), an array's sharding is part of
-# its abstract value: ``ShapedArray.sharding`` is a ``funcgrad.sharding.NamedSharding`` over the
+# its abstract value: ``ShapedArray._sharding`` is a ``funcgrad.sharding.NamedSharding`` over the
 # mesh's ``AbstractMesh`` whose spec names only explicit axes (one entry per dimension); ``None``
 # everywhere else, so Auto-mode programs are typed, cached and lowered exactly as before. The
-# kernel reads it duck-typed (``.spec``) and never builds one: the staging trace asks
+# library reads ``_sharding`` (``getattr(aval, "_sharding", None)`` for any aval). What users read,
+# ``aval.sharding``, is JAX's answer, never None: the typed sharding, else the one the value was
+# made with over a mesh with no explicit axis (kept in ``_shown``, outside equality: an Array over
+# an Auto mesh shows that mesh, one committed to a device the empty mesh), else replicated over
+# the abstract mesh in scope or the mesh of the arguments of the jit being traced
+# (``hooks.default_sharding``). The kernel reads it duck-typed (``.spec``) and never builds one:
+# the staging trace asks
 # ``hooks.apply_sharding`` for the output shardings of an equation with a sharded operand (the
 # primitive's ``sharding_rule``, primitives/_sharding_rules.py), the bridge writes them as
 # ``sdy.sharding_constraint``s so XLA's partitioner follows them, and printing shows ``f32[8@x,4]``.

@@ -90,7 +90,7 @@ def typed_outputs(primitive, avals, out, params):
     axes in staged types]). Every trace that types equations (staging, eager grad's recording)
     asks here."""
     if hooks.apply_sharding is not None:
-        if primitive.sharding_from_params or any(a.sharding is not None for a in avals):
+        if primitive.sharding_from_params or any(a._sharding is not None for a in avals):
             out = hooks.apply_sharding(primitive, avals, out, params)
     if hooks.apply_vma is not None:  # (only while a checked shard_map body is staged)
         out = hooks.apply_vma(primitive, avals, out, params)

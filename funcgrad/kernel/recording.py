@@ -139,7 +139,7 @@ def _aval_key(aval) -> tuple:
     where the type holds them, its sharding on explicit mesh axes and its memory space (the
     derivative program types its cotangents by them: NOTE: [sharding in types]). Hashed and
     compared in C."""
-    s, space = getattr(aval, "sharding", None), getattr(aval, "memory_space", _DEVICE)
+    s, space = getattr(aval, "_sharding", None), getattr(aval, "memory_space", _DEVICE)
     if s is None and space is _DEVICE:
         return (aval.shape, aval.dtype, aval.weak_type)
     return (aval.shape, aval.dtype, aval.weak_type, s, space)

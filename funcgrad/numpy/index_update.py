@@ -181,7 +181,7 @@ def _typed_on_a_mesh(x, y, idx) -> bool:
     scatter sharding rule types them as JAX's; flat positions would reshape a sharded ``x``."""
     parts = [x, y, *(idx if isinstance(idx, tuple) else (idx,))]
     return any(
-        isinstance(v, core.Tracer | Array) and getattr(aval(v), "sharding", None) is not None for v in parts
+        isinstance(v, core.Tracer | Array) and getattr(aval(v), "_sharding", None) is not None for v in parts
     )
 
 
@@ -241,7 +241,7 @@ def _windowed_scatter(x, idx, y, scatter_fn, mode, wrap, indices_are_sorted, uni
     else:
         indices = constant(np.zeros((0,), dtype), dtype)
     y = _update_to(y, target)
-    x_sharding = aval(x).sharding
+    x_sharding = aval(x)._sharding
     if x_sharding is not None:
         # The update is typed as ``x[idx]`` would be (JAX's ``slice_sharding``): a window keeps
         # x's dimension's sharding, the advanced indices' dimensions their broadcast sharding.

@@ -192,7 +192,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_n
     if mode == "wrap":
         indices, mode = remainder(indices, arr.shape[axis]), "clip"
     index = _along_axis_index(arr.shape, indices, axis)
-    if aval(arr).sharding is not None and all(
+    if aval(arr)._sharding is not None and all(
         i == 1 or i == a for d, (i, a) in enumerate(zip(aval(indices).shape, arr.shape)) if d != axis
     ):
         return _take_along_batched(arr, indices, axis, mode, fill_value)

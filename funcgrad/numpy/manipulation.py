@@ -340,7 +340,7 @@ def _concatenate_array(arr, axis):
     dimensions = (*range(1, axis + 1), 0, *range(axis + 1, arr.ndim))
     if dimensions != tuple(range(arr.ndim)):
         a = core.get_aval(arr)
-        if a.sharding is not None and any(a.sharding.spec):
+        if a._sharding is not None and any(a._sharding.spec):
             # (JAX's lax.reshape with dimensions= over a sharded operand)
             raise ShardingTypeError(
                 "This reshape is not supported. Please specify the sharding of the output via the "

@@ -96,7 +96,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
     if axis is None:  # (JAX ravels first: the flat result is typed)
         a, axis = ravel(a), 0
     if out_sharding is None:
-        t = aval(a).sharding
+        t = aval(a)._sharding
         if a.ndim and spec_of(aval(a))[normalize_axis(axis, a.ndim)]:
             raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
         out_sharding = PartitionSpec() if t is None else t

@@ -43,7 +43,7 @@ def _scan_step(r, k: str, state, *, jaxpr, nc, ncar, length, reverse, x_avals, y
         one = tensor_type((1, *a.shape[1:]), a.dtype)
         y1 = r.emit(f"stablehlo.reshape {y} : ({tensor_type(a.shape[1:], a.dtype)}) -> {one}")
         if unreduced_of(a):
-            y1 = typed_constraint(r, y1, a.update(shape=(1, *a.shape[1:]), sharding=a.sharding))
+            y1 = typed_constraint(r, y1, a.update(shape=(1, *a.shape[1:]), sharding=a._sharding))
         starts = ", ".join([idx] + [zero] * (a.ndim - 1))
         buf = r.emit(
             f"stablehlo.dynamic_update_slice {buf}, {y1}, {starts} : "

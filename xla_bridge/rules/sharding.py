@@ -100,7 +100,7 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
 
 
 def _unreduced(aval) -> set:
-    spec = getattr(getattr(aval, "sharding", None), "spec", None)
+    spec = getattr(getattr(aval, "_sharding", None), "spec", None)
     return set(getattr(spec, "unreduced", None) or ())
 
 

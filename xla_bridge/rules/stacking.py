@@ -15,7 +15,7 @@ def _typed(ctx, x, aval):
     # constraint XLA's partitioner could lay an unreduced piece out replicated (a partial sum
     # summed twice).
     spmd = ctx.fb.module.spmd
-    if aval.sharding is None or spmd is None or spmd.manual:
+    if aval._sharding is None or spmd is None or spmd.manual:
         return x
     return typed_constraint(ctx.fb, x, aval)
 
@@ -25,7 +25,7 @@ def _typed(ctx, x, aval):
 def _stack(ctx, *xs, axis):
     out = ctx.avals_out[0]
     unit = out.update(
-        shape=tuple(1 if d == axis else s for d, s in enumerate(out.shape)), sharding=out.sharding
+        shape=tuple(1 if d == axis else s for d, s in enumerate(out.shape)), sharding=out._sharding
     )
     pieces = [
         _typed(ctx, ctx.fb.emit(f"stablehlo.reshape {x} : ({aval_type(a)}) -> {aval_type(unit)}"), unit)
@@ -45,7 +45,7 @@ def _stack(ctx, *xs, axis):
 @register(sk.unstack_p)
 def _unstack(ctx, x, *, axis):
     a = ctx.avals_in[0]
-    unit = a.update(shape=tuple(1 if d == axis else s for d, s in enumerate(a.shape)), sharding=a.sharding)
+    unit = a.update(shape=tuple(1 if d == axis else s for d, s in enumerate(a.shape)), sharding=a._sharding)
     outs = []
     for i, out in enumerate(ctx.avals_out):
         starts = tuple(i if d == axis else 0 for d in range(a.ndim))

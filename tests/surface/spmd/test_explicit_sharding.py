@@ -247,26 +247,27 @@ def test_auto_axes_and_explicit_axes_match_jax(meshes):
 
         out = fs.explicit_axes(inner, in_sharding=fs.P("x", "y"))(X)
         assert seen == ["f32[8@x,4@y]"]  # explicit inside
-        assert out.aval.sharding is None  # Auto outside: no sharding in the type
-        assert funcgrad.typeof(out).sharding.spec == fs.P(None, None)
+        # Auto outside: nothing typed (no constraint, "f32[8,4]"), shown replicated over the mesh
+        assert out.aval.sharding.spec == funcgrad.typeof(out).sharding.spec == fs.P(None, None)
+        assert out.aval.sharding.mesh == am.abstract_mesh and funcgrad.typeof(out).str_short() == "f32[8,4]"
         np.testing.assert_allclose(out, X * 3)
 
 
 def test_auto_mode_is_unchanged():
     m = fs.make_mesh((8,), ("x",), (fs.AxisType.Auto,))
     x = funcgrad.device_put(X, fs.NamedSharding(m, fs.P("x")))
-    assert x.aval.sharding is None and funcgrad.typeof(x).str_short() == "f32[8,4]"
+    assert funcgrad.typeof(x).str_short() == "f32[8,4]"
     jm = jax.make_mesh((8,), ("x",), (js.AxisType.Auto,))
-    jt = jax.typeof(jax.device_put(X, js.NamedSharding(jm, js.PartitionSpec("x"))))
-    t = funcgrad.typeof(x)  # as jax shows it: replicated over the Auto mesh
-    assert (tuple(t.sharding.spec), repr(t.sharding.mesh)) == (
-        tuple(jt.sharding.spec),
-        repr(jt.sharding.mesh),
-    )
+    jx = jax.device_put(X, js.NamedSharding(jm, js.PartitionSpec("x")))
+    # as jax shows it: replicated over the Auto mesh, by typeof and by the aval
+    for t, jt in ((funcgrad.typeof(x), jax.typeof(jx)), (x.aval, jx.aval)):
+        assert (tuple(t.sharding.spec), repr(t.sharding.mesh)) == (
+            tuple(jt.sharding.spec),
+            repr(jt.sharding.mesh),
+        )
     assert [a.name for a in jt.sharding.mesh.axis_types] == ["Auto"]
     # zeros_like/ones_like/full_like of an array over several devices are laid out as it is (JAX's
     # full_like), in Auto mode too (optax's optimizer states of sharded parameters)
-    jx = jax.device_put(X, js.NamedSharding(jm, js.PartitionSpec("x")))
     for ours, theirs in (
         (fnp.zeros_like(x), jnp.zeros_like(jx)),
         (fnp.full_like(x, 2.0), jnp.full_like(jx, 2.0)),

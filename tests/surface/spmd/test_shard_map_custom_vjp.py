@@ -81,9 +81,24 @@ def typed(x):
     return x + likes[1] + likes[2]
 
 
-seen = []
-out = jax.jit(jax.shard_map(typed, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
-cases["likes vary"] = [np.asarray(out).tolist(), seen[-1]]
+def mapped(x):
+    def step(r):
+        y = jax.eval_shape(lambda r: r * 2, r)
+        types = [r, y, jax.lax.full_like(y, 1)]
+        seen.append([sorted(jax.typeof(v).mat.varying) for v in types])
+        return r
+
+    return jax.lax.map(step, x)
+
+
+for where, wrap in (("eager", lambda f: f), ("jit", jax.jit)):
+    seen = []
+    out = wrap(jax.shard_map(typed, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
+    cases[f"likes vary {where}"] = [np.asarray(out).tolist(), seen[-1]]
+    # (a lax.map step of a varying value varies: test_eval_shape_vma)
+    seen = []
+    wrap(jax.shard_map(mapped, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
+    cases[f"map step types {where}"] = seen[-1]
 """
 
 ORACLE = (
@@ -121,9 +136,13 @@ def test_as_jax(results, name):
         assert got[case] == want[case], case
 
 
-def test_likes_vary(results):
+TYPES = [f"{k} {w}" for k in ("likes vary", "map step types") for w in ("eager", "jit")]
+
+
+@pytest.mark.parametrize("case", TYPES)
+def test_types_vary(results, case):
     got, want = results
-    assert got["likes vary"] == want["likes vary"]
+    assert got[case] == want[case]
 
 
 pytestmark = pytest.mark.slow  # (the jax oracle's process, shared with the other spmd files)
