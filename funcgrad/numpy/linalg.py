@@ -481,29 +481,27 @@ def matrix_power(a, n: int):
 
 
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
-    """The number of singular values above the tolerance: ``rtol * max(s)`` (relative, the Array
-    API's; default ``max(m, n) * eps``) or ``tol`` (absolute, NumPy's).
+    """The number of singular values above the threshold, as JAX's: ``rtol`` (or ``tol``) is the
+    threshold itself, absolute (NumPy's and the Array API's ``rtol`` is relative to the largest
+    singular value: ``matrix_rank(diag(10, 1), rtol=0.5)`` is 2 here and in jax, 1 in NumPy); by
+    default ``max(s) * max(m, n) * eps``, whose maximum refuses an empty matrix, as JAX's.
 
     >>> int(matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
     1
     """
-    if tol is not None and rtol is not None:
-        raise ValueError("matrix_rank: only one of tol or rtol may be specified.")  # (JAX's words)
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be specified.")  # (JAX's words)
+        rtol = tol
     M = _la.inexact(M, "matrix_rank", "M")
-    if M.ndim < 2:
-        return ew.convert_element_type(reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))), np.int64)
+    if M.ndim < 2:  # (JAX's int32 in either mode)
+        return ew.convert_element_type(reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))), np.int32)
     s = svd(M, compute_uv=False, hermitian=hermitian)
     rdt = s.dtype
-    if tol is not None:
-        threshold = expand_dims(asarray(tol, rdt), -1)
-    else:
-        rtol = max(M.shape[-2:]) * float(np.finfo(rdt).eps) if rtol is None else rtol
-        top = (
-            reductions.max(s, -1, keepdims=True, initial=0)
-            if s.shape[-1]
-            else asarray(np.zeros((*s.shape[:-1], 1), rdt))
-        )
-        threshold = ew.mul(*broadcast_args(top, expand_dims(asarray(rtol, rdt), -1)))
+    if rtol is None:
+        top = reductions.max(s, -1)  # (an empty matrix: max's error, JAX's)
+        rtol = ew.mul(ew.mul(top, constant(max(M.shape[-2:]), rdt)), constant(float(np.finfo(rdt).eps), rdt))
+    threshold = expand_dims(asarray(rtol, rdt), -1)
     above = ew.gt_p.bind(*broadcast_args(s, threshold))
     return reductions.sum(above, -1)  # the default integer, as NumPy and the Array API
 

@@ -373,6 +373,32 @@ def test_jax_s_error_types_and_words():
         L.matrix_rank(np.ones((3, 3)), rtol=1e-2, tol=1e-2)
 
 
+def test_matrix_rank_thresholds_as_jax():
+    # JAX's rtol (and tol) is the threshold itself, absolute (funcgrad's was NumPy's, relative to
+    # the largest singular value: matrix_rank(diag(10, 1), rtol=0.5) was 1, jax's 2); the default
+    # threshold's max refuses an empty matrix (funcgrad gave 0: the four-way fuzzer); a vector's rank
+    # is int32
+    import jax
+
+    jnp = jax.numpy
+    m, rng = np.diag([10.0, 1.0]), np.random.default_rng(2)
+    cases = [
+        (m, {"rtol": 0.5}), (m, {"tol": 0.5}), (m, {}), (np.zeros((0, 0)), {"tol": 0.5}),
+        (np.zeros((3, 2, 0)), {"tol": 0.5}), (np.zeros((0, 2, 2)), {}), (np.array([0.0, 1.0]), {}),
+        (rng.normal(size=(3, 4, 4)), {}), (np.ones((2, 3, 3), np.float32), {"rtol": np.array([0.1, 5.0])}),
+    ]  # fmt: skip
+    for x, kw in cases:
+        got, want = L.matrix_rank(x, **kw), jnp.linalg.matrix_rank(x, **kw)
+        assert np.asarray(got).tolist() == np.asarray(want).tolist(), (x.shape, kw)
+        assert (got.dtype == np.int32) == (want.dtype == np.int32), (x.shape, kw)
+    for x in (np.zeros((0, 0)), np.zeros((2, 0))):
+        with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+            jnp.linalg.matrix_rank(x)
+        for f in (L.matrix_rank, funcgrad.jit(L.matrix_rank)):
+            with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+                f(x)
+
+
 def test_spectral_norms_of_empty_and_tied_matrices_are_jax_s():
     # (JAX's linalg_test testEmptyMatrixNorm) ord=2 is amax of the singular values from 0: an empty
     # matrix has norm 0 (funcgrad indexed the first singular value: IndexError), and tied singular
