@@ -162,7 +162,7 @@ _NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm", "np.vector_n
           # sum of squares has the derivative 0 there -- a square full-rank system's)
           "np.linalg.lstsq"}  # fmt: skip
 _STDS = {"np.std", "np.std_ddof", "np.nanstd"}
-_POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow"}
+_POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow", "np.vander"}  # (x ** k)
 
 
 def _norm_at_zero(outcome) -> bool:
@@ -222,10 +222,37 @@ def _jax_jet_composites(outcome) -> bool:
     return _nan_subset(outcome, fewer=True) or _kind(outcome) == "inf"
 
 
+def _jax_jet_constant_operand_weak_type(outcome) -> bool:
+    # (jax's jet instantiates a constant operand's zero series strongly typed: the series of a weak
+    # primal through a product or sum with a constant come out strong, its jvp's tangent weak)
+    m = outcome.mismatch
+    if _kind(outcome) != "weak_type" or "vs jax False" not in m.detail:
+        return False
+    return "_jet(" in " ".join(expr for _, expr in outcome.case.steps)
+
+
 def _jax_custom_lin_under_jvp(outcome) -> bool:
     # (jax linearizes a custom_vjp the differentiated input does not reach, then cannot push a
     # tangent through the linearization)
     return outcome.status == "unraised" and "Differentiation rule for 'custom_lin'" in (outcome.error or "")
+
+
+_SET_FUNCTIONS = {
+    "np.unique", "np.unique_values", "np.union1d", "np.intersect1d", "np.setdiff1d", "np.setxor1d",
+}  # fmt: skip
+
+
+def _jax_set_functions_constant(outcome) -> bool:
+    # (jax's leaf all zeros where funcgrad's derivative is not; the set function called without size=)
+    m = outcome.mismatch
+    text = " ".join(expr for _, expr in outcome.case.steps)
+    return (
+        _differentiates(outcome)
+        and bool(_ops(outcome) & _SET_FUNCTIONS)
+        and "size=" not in text
+        and _kind(outcome) == "value"
+        and not np.any(np.asarray(m.jax))
+    )
 
 
 def _jax_scatter_apply_jvp(outcome) -> bool:
@@ -1030,6 +1057,18 @@ DOCUMENTED: list[Divergence] = [
         _jax_jet_composites,
     ),
     Divergence(
+        "jax-jet-constant-operand-weak-type",
+        "The weak type of `jax.experimental.jet`'s series of a weakly typed (Python scalar) primal "
+        "through a binary operation with a constant operand (`a * 2.0`, `a + 2.0`).",
+        "jax is inconsistent: its jet instantiates the constant's zero series as strongly typed zeros "
+        "(`jnp.zeros(shape, dtype=result_type(x))`), which the product's Cauchy sum adds to every term, "
+        "so the series come out strong while the primal, `jvp`'s tangent and the series of `a * a` stay "
+        "weak; funcgrad's series keep the primal's weak type.",
+        "`jet(lambda a: a * 2.0, (0.5,), ((0.25, 0.1),))`: series weak (jax: strong; "
+        "`jvp(lambda a: a * 2.0, (0.5,), (0.25,))` weak in both); session 20's weak-type probe",
+        _jax_jet_constant_operand_weak_type,
+    ),
+    Divergence(
         "jax-index-in-dim-at-batch-zero",
         "`lax.dynamic_index_in_dim`/`dynamic_update_index_in_dim` of an operand whose indexed dimension "
         "has size 0, under a `vmap` of size 0 (the starts mapped).",
@@ -1119,6 +1158,18 @@ DOCUMENTED: list[Divergence] = [
         "`lax.linalg.eigh(m, subset_by_index=(1, 3))` of a 3x3 `m`: the two largest eigenpairs (jax on "
         "CPU: NotImplementedError); the fuzzer's seed 19102",
         _jax_subset_by_index_on_cpu,
+    ),
+    Divergence(
+        "jax-set-functions-without-size-are-constants",
+        "Derivatives of `unique`, `unique_values`, `union1d`, `intersect1d`, `setdiff1d`, `setxor1d` "
+        "called without `size=`.",
+        "jax is inconsistent: without `size=` these functions make their input concrete "
+        "(`core.concrete_or_error`), which drops its tangent, so their derivatives are 0; with `size=` "
+        "they differentiate (the selected elements' tangents). funcgrad differentiates both ways: the "
+        "result's elements are elements of the input, each with its tangent.",
+        "`jvp(unique, ([2., 1., 3.],), ([.75, .75, .75],))` tangent: [.75, .75, .75] (jax: [0, 0, 0]; "
+        "with `size=3`: [.75, .75, .75]); the four-way fuzzer's seed 21",
+        _jax_set_functions_constant,
     ),
     Divergence(
         "jax-scatter-apply-derivatives",

@@ -622,7 +622,124 @@ def _reductions(draw):
     return f"np.{fn}", f"np.{fn}(x0, axis={ax}{kw})", [x]
 
 
+def _statistics(draw):
+    """cov/corrcoef, sorting with NaN and -0 (stable, descending), unique, clip with NaN bounds,
+    vander, cumulative ops of bools, einsum traces, at the edges."""
+    fn = draw(
+        st.sampled_from(
+            [
+                "cov",
+                "corrcoef",
+                "sort",
+                "argsort",
+                "unique",
+                "clip",
+                "vander",
+                "cumsum",
+                "lexsort",
+                "einsum",
+                "ediff1d",
+                "outer",
+            ]
+        )
+    )
+    if fn in ("cov", "corrcoef"):
+        shape = (draw(st.sampled_from([1, 2, 3])), draw(st.sampled_from([1, 2, 3, 4])))
+        x = _arr(
+            draw,
+            shape if draw(st.booleans()) else shape[1:],
+            draw(st.sampled_from(["float64", "float32", "int32"])),
+        )
+        kw = draw(
+            st.sampled_from(
+                ["", ", rowvar=False", ", ddof=0", ", bias=True", ", ddof=3"]
+                if fn == "cov"
+                else ["", ", rowvar=False"]
+            )
+        )
+        return f"np.{fn}", f"np.{fn}(x0{kw})", [x]
+    if fn in ("sort", "argsort"):
+        x = _arr(
+            draw,
+            _shape(draw, 1, 2, 1, 4),
+            draw(st.sampled_from(["float64", "float32", "float16", "int8", "bool"])),
+        )
+        kw = draw(
+            st.sampled_from(
+                [
+                    "",
+                    ", stable=True",
+                    ", descending=True",
+                    ", stable=True, descending=True",
+                    ", axis=None" if fn == "sort" else ", axis=0",
+                ]
+            )
+        )
+        return f"np.{fn}", f"np.{fn}(x0{kw})", [x]
+    if fn == "unique":
+        x = _arr(draw, _shape(draw, 1, 2, 1, 4), draw(st.sampled_from(["float64", "float32", "int32"])))
+        kw = draw(
+            st.sampled_from(
+                [
+                    "",
+                    ", return_counts=True",
+                    ", return_index=True, return_inverse=True",
+                    ", size=3, fill_value=-1.0",
+                    ", equal_nan=False",
+                ]
+            )
+        )
+        return "np.unique", f"_pack(T, np, np.unique(x0{kw}))", [x]
+    if fn == "clip":
+        x = _arr(draw, _shape(draw, 0, 2), draw(st.sampled_from(["float64", "float32", "int32", "uint8"])))
+        lo = draw(st.sampled_from(["None", "0.5", "np.nan", "-np.inf", "2", "x0 * 0"]))
+        hi = draw(st.sampled_from(["None", "1.0", "np.nan", "np.inf", "-1", "0"]))
+        if lo == hi == "None":
+            lo = "0"
+        return "np.clip", f"np.clip(x0, {lo}, {hi})", [x]
+    if fn == "vander":
+        x = _arr(
+            draw,
+            (draw(st.sampled_from([0, 1, 3])),),
+            draw(st.sampled_from(["float64", "int32", "complex128"])),
+        )
+        n = draw(st.sampled_from(["None", "0", "1", "4"]))
+        return "np.vander", f"np.vander(x0, {n}, increasing={draw(st.booleans())})", [x]
+    if fn == "cumsum":
+        x = _arr(draw, _shape(draw, 1, 2), draw(st.sampled_from(["bool", "uint8", "int8"])))
+        f2 = draw(st.sampled_from(["cumsum", "cumprod", "cumulative_sum", "cumulative_prod"]))
+        kw = ", axis=0" if f2.startswith("cumulative") and x.ndim > 1 else ""
+        kw += draw(st.sampled_from(["", ", dtype=np.int32", ", dtype=np.float32"]))
+        if f2.startswith("cumulative"):
+            kw += draw(st.sampled_from(["", ", include_initial=True"]))
+        return f"np.{f2}", f"np.{f2}(x0{kw})", [x]
+    if fn == "lexsort":
+        n = draw(st.sampled_from([0, 1, 3, 4]))
+        a = _arr(draw, (n,), draw(st.sampled_from(["float64", "int32"])))
+        b = onp.array([draw(st.integers(0, 1)) for _ in range(n)], onp.int32)
+        return "np.lexsort", "np.lexsort((x0, x1))", [a, b]
+    if fn == "einsum":
+        n = draw(st.sampled_from([0, 1, 2, 3]))
+        x = _arr(draw, (n, n), draw(st.sampled_from(["float64", "float32", "int32", "complex128"])))
+        sub = draw(st.sampled_from(["ii", "ii->i", "ij->", "ij,ij->j", "ij,ji", "ji"]))
+        ops_ = "x0, x0" if "," in sub else "x0"
+        return "np.einsum", f"np.einsum({sub!r}, {ops_})", [x]
+    if fn == "ediff1d":
+        x = _arr(draw, _shape(draw, 0, 2), "float64")
+        kw = draw(
+            st.sampled_from(
+                ["", ", to_end=np.array([1.0, 2.0])", ", to_begin=-1.0", ", to_begin=np.zeros(0)"]
+            )
+        )
+        return "np.ediff1d", f"np.ediff1d(x0{kw})", [x]
+    a = _arr(draw, _shape(draw, 0, 2, 0, 3), "float64")
+    b = _arr(draw, _shape(draw, 0, 1, 0, 3), draw(st.sampled_from(["float64", "int32", "bool"])))
+    return "np.outer", "np.outer(x0, x1)", [a, b]
+
+
 EDGE_DRAWS = [
+    _statistics,
+    _statistics,
     _linalg,
     _linalg,
     _fft,
