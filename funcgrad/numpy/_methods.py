@@ -310,6 +310,13 @@ def _setitem(self, index, value):
     )
 
 
+def _operator_round(self, ndigits=None):
+    """Python's ``round(x, ndigits)``: ``numpy.round``; without ``ndigits``, of the default integer
+    dtype, as ``round`` of a float is an int (JAX's ``_operator_round``)."""
+    out = transcendental.round(self, ndigits or 0)
+    return out if ndigits is not None else _astype(out, int)
+
+
 _METHODS = {
     "__add__": _binary(ufuncs.add),
     "__radd__": _binary(ufuncs.add, True),
@@ -349,7 +356,7 @@ _METHODS = {
     "__pos__": ufuncs.positive,
     "__abs__": ufuncs.absolute,
     "__invert__": ufuncs.bitwise_not,
-    "__round__": lambda self, ndigits=None: transcendental.round(self, ndigits or 0),
+    "__round__": _operator_round,
     "__getitem__": indexing.getitem,
     "__setitem__": _setitem,
     "sum": reductions.sum,

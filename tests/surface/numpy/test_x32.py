@@ -37,6 +37,15 @@ CASES = {
     "ones_int": lambda j, jnp, lax, np: jnp.ones((2,), int),
     "zeros_float": lambda j, jnp, lax, np: jnp.zeros(2, float),
     "full_float": lambda j, jnp, lax, np: jnp.full((2,), 1.5),
+    # Python's round() of an Array without ndigits is of the default int dtype, strong, as JAX's
+    # (funcgrad's stayed float); with ndigits it is numpy.round's
+    "python_round": lambda j, jnp, lax, np: (
+        round(jnp.array(2.5)),
+        round(jnp.array([1.5, 2.5, -0.5])),
+        round(jnp.array(3)),
+        round(jnp.float32(2.567), 0),
+        j.jit(lambda a: round(a))(2.5),
+    ),
     "full_int": lambda j, jnp, lax, np: jnp.full((2,), 3),
     # a Python int fill converts as a NumPy int, wrapping into dtype (random_test testThreefry2x32Large:
     # 0x85a308d3 into uint32 was an int32 operand's OverflowError)
