@@ -29,7 +29,7 @@ from jaxlib import _jax
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 
-from . import sharded, spmd
+from . import backends, sharded, spmd
 
 __all__ = ["onto_its_device", "reshard"]
 
@@ -98,4 +98,8 @@ def onto_its_device(buf, target: sharded.MeshSharding):
     (out,) = _jax.batched_copy_array_to_devices_with_sharding(
         [buf], [target._internal_device_list], [target], [semantics]
     )
+    if not same and device.platform == "cpu" and not backends.cpu_async_dispatch():
+        # NOTE: [synchronous CPU dispatch]: a program whose input is still being copied runs in a
+        # worker thread, and the call would return before its computation ends.
+        out.block_until_ready()
     return out
