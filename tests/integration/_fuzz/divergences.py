@@ -255,6 +255,24 @@ def _jax_set_functions_constant(outcome) -> bool:
     )
 
 
+def _jax_window_extrema_negative_padding_reverse(outcome) -> bool:
+    # (jax's select_and_scatter_add transpose pads the cotangent back with the window's padding and
+    # slices past the operand where a pad is negative)
+    text = " ".join(expr for _, expr in outcome.case.steps)
+    return (
+        outcome.status == "unraised"
+        and "reduce_window(" in text
+        and re.search(r"\(-\d+, -?\d+\)|\(-?\d+, -\d+\)", text) is not None
+        and "slice limit_indices must be less than or equal to operand shape" in (outcome.error or "")
+    )
+
+
+def _jax_gradient_edge_order(outcome) -> bool:
+    return outcome.status == "unraised" and "'edge_order' argument to jnp.gradient is not supported" in (
+        outcome.error or ""
+    )
+
+
 def _jax_scatter_apply_jvp(outcome) -> bool:
     return outcome.status == "unraised" and "scatter_apply JVP not implemented" in (outcome.error or "")
 
@@ -1170,6 +1188,27 @@ DOCUMENTED: list[Divergence] = [
         "`jvp(unique, ([2., 1., 3.],), ([.75, .75, .75],))` tangent: [.75, .75, .75] (jax: [0, 0, 0]; "
         "with `size=3`: [.75, .75, .75]); the four-way fuzzer's seed 21",
         _jax_set_functions_constant,
+    ),
+    Divergence(
+        "jax-window-extrema-negative-padding-reverse-mode",
+        "Reverse-mode derivatives (`grad`, `vjp`) of `lax.reduce_window` with `max`/`min` and a "
+        "negative padding.",
+        "jax is inconsistent: the forward value and `jvp` compute, but the transpose of its "
+        "`select_and_scatter_add` slices past the operand (TypeError 'slice limit_indices must be less "
+        "than or equal to operand shape'); funcgrad's cotangent is the `jvp`'s transpose (equal to "
+        "`jacfwd`'s Jacobian contracted with the cotangent; `add` windows compute in both).",
+        "`vjp` of `reduce_window(x, -inf, max, (3,), (2,), [(2, -2)])` of a length-2 `x` (jax: "
+        "TypeError); the four-way fuzzer's seed 12",
+        _jax_window_extrema_negative_padding_reverse,
+    ),
+    Divergence(
+        "jax-gradient-edge-order",
+        "`numpy.gradient(..., edge_order=2)`.",
+        "jax refuses it (NotImplementedError 'The edge_order argument to jnp.gradient is not "
+        "supported'); funcgrad computes NumPy's second-order one-sided differences at the edges.",
+        "`gradient(array([1., 4., 9., 16.]), edge_order=2)`: [2, 4, 6, 8] (NumPy: the same; jax: "
+        "NotImplementedError); the four-way fuzzer's seed 6",
+        _jax_gradient_edge_order,
     ),
     Divergence(
         "jax-scatter-apply-derivatives",
