@@ -267,6 +267,12 @@ def _jax_window_extrema_negative_padding_reverse(outcome) -> bool:
     )
 
 
+def _jax_irfft_empty_reverse(outcome) -> bool:
+    # (an irfft of one coefficient has length 2 * (1 - 1) = 0; jax's transpose divides by it)
+    text = " ".join(expr for _, expr in outcome.case.steps)
+    return outcome.status == "unraised" and "irfft" in text and "ZeroDivisionError" in (outcome.error or "")
+
+
 def _jax_gradient_edge_order(outcome) -> bool:
     return outcome.status == "unraised" and "'edge_order' argument to jnp.gradient is not supported" in (
         outcome.error or ""
@@ -1200,6 +1206,16 @@ DOCUMENTED: list[Divergence] = [
         "`vjp` of `reduce_window(x, -inf, max, (3,), (2,), [(2, -2)])` of a length-2 `x` (jax: "
         "TypeError); the four-way fuzzer's seed 12",
         _jax_window_extrema_negative_padding_reverse,
+    ),
+    Divergence(
+        "jax-irfft-of-empty-length-reverse-mode",
+        "Reverse-mode derivatives of `irfft`/`irfftn`/`irfft2` whose output length is 0 (one "
+        "coefficient along an axis, `n` by default).",
+        "jax's forward value and `jvp` compute the empty result, but its transpose rule divides by the "
+        "output length (ZeroDivisionError); funcgrad's cotangent of an empty output is zeros.",
+        "`vjp(lambda x: np.fft.irfftn(x, axes=(0,)), np.zeros(1))`: cotangent [0.] (jax: "
+        "ZeroDivisionError); the four-way fuzzer's seed 7",
+        _jax_irfft_empty_reverse,
     ),
     Divergence(
         "jax-gradient-edge-order",
