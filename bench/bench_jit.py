@@ -10,7 +10,13 @@ Run: ``python bench/bench_jit.py`` (``--quick`` for fewer repeats). Cases:
   once (in-process time from the first line; goal: <= jax);
 - per-sample grads: ``jit(vmap(grad(loss_single), in_axes=(None, 0, 0)))`` at batch 128;
 - matmul chain: ``jit(value_and_grad(lambda A, B, C: sum((A @ B) @ C)))`` with 1024x1024 float32
-  in GFLOP/s (6 matmuls = 12 n^3 flops), vs jax and vs NumPy doing the six matmuls by hand.
+  in GFLOP/s (6 matmuls = 12 n^3 flops), vs jax and vs NumPy doing the six matmuls by hand;
+- placed call: ``jit(lambda a: a * 2, out_shardings=SingleDeviceSharding(cpu:0),
+  donate_argnums=0)`` of a 2048x2048 float32 array just put on the device (timed with the put; a
+  donating call takes the staged route, as the optax steps of JAX's host-offloading guide do):
+  the SPMD call route passes the argument's buffer, where it read it back and put it again;
+- host-arg call: the same with the argument put in "pinned_host" memory and the program moving it
+  (``device_put(a, s_dev) * 2``): one copy made on the device.
 
 Every measurement runs in its own subprocess (one library per process), and the libraries take
 turns (round-robin) so that load on the shared machine hits both alike. Importing jax takes over
@@ -47,12 +53,31 @@ def _lib(name):
         import jax.numpy as jnp
 
         jax.config.update("jax_enable_x64", True)  # funcgrad runs XLA with 64-bit types too
-        return dict(np=jnp, jit=jax.jit, grad=jax.grad, vmap=jax.vmap, vg=jax.value_and_grad, host=np)
+        return dict(
+            np=jnp,
+            jit=jax.jit,
+            grad=jax.grad,
+            vmap=jax.vmap,
+            vg=jax.value_and_grad,
+            host=np,
+            put=jax.device_put,
+            sds=jax.sharding.SingleDeviceSharding,
+            devices=jax.devices,
+        )
     import funcgrad
     import funcgrad.numpy as fnp
+    from funcgrad.sharding import SingleDeviceSharding
 
     return dict(
-        np=fnp, jit=funcgrad.jit, grad=funcgrad.grad, vmap=funcgrad.vmap, vg=funcgrad.value_and_grad, host=np
+        np=fnp,
+        jit=funcgrad.jit,
+        grad=funcgrad.grad,
+        vmap=funcgrad.vmap,
+        vg=funcgrad.value_and_grad,
+        host=np,
+        put=funcgrad.device_put,
+        sds=SingleDeviceSharding,
+        devices=funcgrad.devices,
     )
 
 
@@ -138,6 +163,25 @@ def work_matmul(L, repeats, n=1024):
     return median_time(lambda: _block(f(A, B, C)), warmup=2, repeats=repeats)
 
 
+def _placed(L, kind, repeats, n=2048):
+    import numpy as np
+
+    d = L["devices"]()[0]
+    s_dev, s_arg = L["sds"](d, memory_kind="device"), L["sds"](d, memory_kind=kind)
+    value = np.arange(n * n, dtype=np.float32).reshape(n, n)
+    body = (lambda v: v * 2) if kind == "device" else (lambda v: L["put"](v, s_dev) * 2)
+    f = L["jit"](body, out_shardings=s_dev, donate_argnums=0)
+    return median_time(lambda: _block(f(L["put"](value, s_arg))), warmup=3, repeats=repeats, inner=5)
+
+
+def work_placed_call(L, repeats):
+    return _placed(L, "device", repeats)
+
+
+def work_host_arg_call(L, repeats):
+    return _placed(L, "pinned_host", repeats)
+
+
 def work_first_grad(lib, t_start):
     L = _lib(lib)
     params, x, y, loss = _mlp_problem(L)
@@ -150,6 +194,8 @@ WORKERS = {
     "mlp_grad": work_mlp_grad,
     "per_sample": work_per_sample,
     "matmul": work_matmul,
+    "placed_call": work_placed_call,
+    "host_arg_call": work_host_arg_call,
 }
 
 
@@ -208,6 +254,8 @@ GOALS = {
     "first_grad": "<= 1.0x jax",
     "per_sample": "< 1.0x jax",
     "matmul": "GFLOP/s",
+    "placed_call": "<= 1.0x jax",
+    "host_arg_call": "<= 1.0x jax",
 }
 TITLES = {
     "dispatch": "dispatch a*b+1 (3xf32) + asarray",
@@ -215,6 +263,8 @@ TITLES = {
     "first_grad": "first gradient, fresh process",
     "per_sample": "per-sample grads vmap b128",
     "matmul": "value_and_grad (A@B)@C 1024^2",
+    "placed_call": "put+jit(out_shardings,donate) 2048^2",
+    "host_arg_call": "same, argument in pinned_host",
 }
 
 
