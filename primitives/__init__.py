@@ -95,11 +95,13 @@ def _constraint_mesh(mesh):
     return context if context is not None and context.abstract_mesh == mesh else None
 
 
-def _typed_as(x, aval):
+def _typed_as(x, aval, from_reduced: bool = False):
     """``x`` typed with ``aval``'s sharding on explicit mesh axes (NOTE: [sharding in types]),
     as JAX's transpose rules type a cotangent as its primal (``_unbroadcast``'s reshard, a
     ``broadcast_in_dim`` with ``out_sharding=``): a sharding constraint where the two differ.
-    Unreduced and reduced axes are left as the rules give them. Over an abstract mesh the
+    Unreduced and reduced axes are left as the rules give them, except that ``from_reduced``
+    splits a reduced ``x`` as ``aval`` is (JAX's ``broadcast_in_dim(out_sharding=)`` of a reduced
+    value: each device keeps its part, the value is no longer reduced). Over an abstract mesh the
     constraint names the concrete mesh in scope when it is that mesh; else ``x`` is unchanged."""
     sharding = getattr(aval, "_sharding", None)
     if sharding is None or sharding.spec.unreduced or sharding.spec.reduced:
@@ -111,7 +113,7 @@ def _typed_as(x, aval):
     if have._sharding is not None:
         if (
             have._sharding.spec.unreduced
-            or have._sharding.spec.reduced
+            or (have._sharding.spec.reduced and not from_reduced)
             or _sharding_rules.spec_of(have) == spec
         ):
             return x

@@ -124,7 +124,16 @@ def _reduce_sum_aval(x, *, axes):
 
 reduce_sum_p.def_impl(_reduce_sum_impl)
 reduce_sum_p.def_abstract_eval(_reduce_sum_aval)
-deflinear(reduce_sum_p, lambda ct, x, *, axes: [expand_reduced(ct, x.aval.shape, axes)])
+
+
+# As JAX's: broadcast back typed as the operand (``broadcast_in_dim(out_sharding=operand's)``): the
+# cotangent of an unreduced sum is reduced, and split back as the operand is (NOTE: [sharding in
+# types]; the gradient of ``reduce_sum(out_sharding=P(unreduced=...))`` of a split operand).
+def _reduce_sum_transpose(ct, x, *, axes):
+    return [hooks.typed_as(expand_reduced(ct, x.aval.shape, axes), x.aval, from_reduced=True)]
+
+
+deflinear(reduce_sum_p, _reduce_sum_transpose)
 reduce_sum_p.def_batch(_batch_reduction(reduce_sum_p))
 
 
