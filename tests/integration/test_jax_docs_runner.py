@@ -37,6 +37,9 @@ def test_runner_on_a_small_document():
     # three cells print the same numbers on both; the third raises on both (a traced bool)
     assert statuses == ["same", "same", "expected-error", "same"], run_jax_docs.report([result])
     assert "TracerBoolConversionError" in result.cells[2].funcgrad_error
+    # each side's kernel CPU seconds and each cell's wall seconds are recorded
+    assert result.seconds["jax_cpu"] > 0 and result.seconds["funcgrad_cpu"] > 0
+    assert all(c.seconds["jax"] >= 0 and c.seconds["funcgrad"] >= 0 for c in result.cells)
 
 
 @pytest.mark.slow

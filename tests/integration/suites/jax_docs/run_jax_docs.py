@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 
 X64 = False  # --x64: both sides 64-bit instead of JAX's default mode
 ROOT = os.path.dirname(
@@ -146,6 +147,7 @@ class CellResult:
     funcgrad_text: str = ""
     jax_error: str = ""
     funcgrad_error: str = ""
+    seconds: dict = field(default_factory=dict)  # each side's wall time for the cell (nbclient's)
 
 
 @dataclass
@@ -242,8 +244,39 @@ def _cell_outcome(cell) -> tuple[str, str]:
     return "".join(text), error
 
 
-def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, float]:
-    """Execute a copy of ``nb`` (errors allowed); the executed code cells and the wall time."""
+# Appended to each run: the kernel's CPU seconds (all its threads, XLA's included) after the last
+# cell, printed on a line of its own and removed from the cells compared. Wall times follow the
+# machine's load; CPU times much less. Work still in flight (JAX's asynchronous dispatch returns
+# before a long program ends) counts in neither.
+_CPU_MARK = "__kernel_cpu_seconds__"
+_CPU_CELL = (
+    "import resource as _r\n_u = _r.getrusage(_r.RUSAGE_SELF)\n"
+    f"print({_CPU_MARK!r}, _u.ru_utime + _u.ru_stime)\n"
+)
+
+
+def cell_seconds(cell) -> float | None:
+    """The wall time nbclient recorded for an executed cell (input received to reply sent)."""
+    ex = cell.get("metadata", {}).get("execution", {})
+    start, end = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
+    if not (start and end):
+        return None
+    t0, t1 = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (start, end))
+    return round((t1 - t0).total_seconds(), 2)
+
+
+def kernel_cpu_seconds(cell) -> float | None:
+    """The CPU seconds printed by ``_CPU_CELL``'s run (None when the kernel stopped before it)."""
+    for out in cell.get("outputs", []):
+        for line in out.get("text", "").splitlines():
+            if line.startswith(_CPU_MARK):
+                return round(float(line.split()[1]), 1)
+    return None
+
+
+def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, float, float | None]:
+    """Execute a copy of ``nb`` (errors allowed); the executed code cells, the wall time and the
+    kernel's CPU seconds."""
     # Imported here, not at the top: nbformat's import (jsonschema's format checkers) takes seconds,
     # and tests/integration/test_jax_docs_runner.py imports this module in every pytest worker.
     import nbformat
@@ -252,6 +285,7 @@ def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, flo
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     prelude = _PRELUDE + (_ALIAS if alias else "")
     nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
+    nb.cells.append(nbformat.v4.new_code_cell(_CPU_CELL))
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("JAX_PLATFORMS", "cpu")
@@ -280,8 +314,9 @@ def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, flo
     finally:
         os.environ.clear()
         os.environ.update(old)
-    cells = [c for c in nb.cells[1:] if c.cell_type == "code"]
-    return cells, time.perf_counter() - start
+    wall = time.perf_counter() - start
+    cells = [c for c in nb.cells[1:-1] if c.cell_type == "code"]
+    return cells, wall, kernel_cpu_seconds(nb.cells[-1])
 
 
 def _numbers_agree(a: str, b: str, rtol: float, atol: float) -> bool:
@@ -336,7 +371,8 @@ def compare(doc: str, jax_cells, funcgrad_cells) -> DocResult:
             status = "same"
         else:
             status = "differs"
-        result.cells.append(CellResult(i, first, status, jt[:4000], ft[:4000], je[:600], fe[:600]))
+        seconds = {"jax": cell_seconds(jc), "funcgrad": cell_seconds(fc)}
+        result.cells.append(CellResult(i, first, status, jt[:4000], ft[:4000], je[:600], fe[:600], seconds))
     return result
 
 
@@ -363,19 +399,20 @@ def run_document(jax_repo, ref, doc, *, file=None, timeout=240.0) -> DocResult:
     nb = read_document(jax_repo, ref, doc, file)
     with tempfile.TemporaryDirectory() as work:
         support_files(jax_repo, ref, doc, work)
-        jax_cells, tj = execute(nb, alias=False, workdir=work, timeout=timeout)
+        jax_cells, tj, cj = execute(nb, alias=False, workdir=work, timeout=timeout)
     with tempfile.TemporaryDirectory() as work:
         support_files(jax_repo, ref, doc, work)
-        fg_cells, tf = execute(nb, alias=True, workdir=work, timeout=timeout)
+        fg_cells, tf, cf = execute(nb, alias=True, workdir=work, timeout=timeout)
     result = compare(doc, jax_cells, fg_cells)
-    result.seconds = {"jax": round(tj, 1), "funcgrad": round(tf, 1)}
+    result.seconds = {"jax": round(tj, 1), "funcgrad": round(tf, 1), "jax_cpu": cj, "funcgrad_cpu": cf}
     return result
 
 
 def report(results: list[DocResult]) -> str:
     lines = [
-        "| document | cells | ran on jax | same | differs | fails on funcgrad | jax s | funcgrad s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| document | cells | ran on jax | same | differs | fails on funcgrad | jax s | funcgrad s "
+        "| jax CPU s | funcgrad CPU s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     totals = dict.fromkeys(("cells", "ran", "same", "differs", "fails"), 0)
     for r in results:
@@ -392,11 +429,12 @@ def report(results: list[DocResult]) -> str:
             totals[k] += row[k]
         lines.append(
             f"| {r.doc} | {row['cells']} | {ran} | {row['same']} | {row['differs']} | {row['fails']} "
-            f"| {r.seconds.get('jax', '')} | {r.seconds.get('funcgrad', '')} |"
+            f"| {r.seconds.get('jax', '')} | {r.seconds.get('funcgrad', '')} "
+            f"| {r.seconds.get('jax_cpu', '')} | {r.seconds.get('funcgrad_cpu', '')} |"
         )
     lines.append(
         f"| **all** | {totals['cells']} | {totals['ran']} | {totals['same']} | {totals['differs']} "
-        f"| {totals['fails']} | | |"
+        f"| {totals['fails']} | | | | |"
     )
     lines.append("")
     lines += failing_cells(results)
