@@ -24,6 +24,7 @@ from funcgrad._control_flow_errors import carry_structure_error, carry_type_erro
 from funcgrad._ref_errors import refuse_returned_refs
 from funcgrad._sharding_types import check_carry_types
 from funcgrad.kernel import batching, core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
@@ -236,6 +237,14 @@ def _convert_init(x, dtype, weak: bool):
     return ew.convert_element_type(x, dtype, weak)
 
 
+def _promoted_carry(a, o):
+    """The dtype a weakly typed input carry ``a`` is promoted to beside the body's output ``o``."""
+    try:
+        return _dt.result_type((a.dtype, True), (o.dtype, o.weak_type))[0]
+    except (TypeError, ValueError):  # (an extended dtype promotes with nothing)
+        return None
+
+
 def trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of, state: bool = False):
     """Trace a loop body whose carry must keep its type; weakly typed carries take the body's
     dtype (the body is traced again then). Returns (jaxpr, consts, out_tree, carry leaves)."""
@@ -254,10 +263,14 @@ def trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of
                 jax_name, fun, carry_tree, carry_avals, out_carry_tree, jaxpr.out_avals[:n]
             )
         outs = jaxpr.out_avals[: len(carry_avals)]
+        # (a weakly typed carry is promoted with the body's output, JAX's _promote_weak_typed_inputs:
+        # a weak float carry that the body makes an int32 stays float32, a mismatch; a weak int
+        # carry made float32 becomes float32)
         bad = [
             i
             for i, (a, o) in enumerate(zip(carry_avals, outs))
-            if a.shape != o.shape or (a.dtype != o.dtype and not a.weak_type)
+            if a.shape != o.shape
+            or (a.dtype != o.dtype and (not a.weak_type or _promoted_carry(a, o) != o.dtype))
         ]
         if bad:
             keys = [p for p, _ in tu.tree_leaves_with_path(tu.tree_unflatten(carry_tree, carry_avals))]

@@ -105,6 +105,14 @@ CASES = {
         lambda x, _: (lib.numpy.zeros((2,), "int32"), None), _i32(lib), None, length=1
     ),
     "scan_negative_unroll": lambda lib: lib.lax.scan(lambda x, _: (x, x), 0, lib.numpy.arange(5), unroll=-1),
+    # a weakly typed carry is promoted with the body's output (JAX's _promote_weak_typed_inputs):
+    # a weak float made int32 stays a float, a mismatch (funcgrad took the body's int32)
+    "scan_weak_float_carry_made_int": lambda lib: lib.lax.scan(
+        lambda c, x: (c.astype("int32"), x), 0.0, lib.numpy.ones(3)
+    ),
+    "while_weak_float_carry_made_int": lambda lib: lib.lax.while_loop(
+        lambda c: c < 3, lambda c: (c + 1).astype("int32"), 0.0
+    ),
 }
 
 
@@ -125,6 +133,17 @@ def test_control_flow_error_as_jax(case):
     got, want = _raised(funcgrad, case), _raised(jax, case)
     assert isinstance(got, type(want)) or type(got).__name__ == type(want).__name__, (got, want)
     assert _normalised(str(got)) == _normalised(str(want))
+
+
+def test_weak_carries_promoted_with_the_body_s_output_as_jax():
+    # (a weak int carry made float32, a weak float carry made float16: promoted, as JAX's)
+    for lib in (funcgrad, jax):
+        out = (
+            lib.lax.scan(lambda c, x: (c + x, x), 0, lib.numpy.ones(3, np.float32))[0],
+            lib.lax.fori_loop(0, 3, lambda i, c: (c + 1).astype(np.float16), 0.0),
+            lib.lax.while_loop(lambda c: c < 3, lambda c: c + np.float32(1.5), 0),
+        )
+        assert [(o.dtype, float(o)) for o in out] == [(np.float32, 3.0), (np.float16, 3.0), (np.float32, 3.0)]
 
 
 def test_fori_loop_takes_float_bounds_as_jax():
