@@ -265,6 +265,11 @@ class _Watching(threading.local):
 _watching = _Watching()
 
 
+def body_manual_axes() -> frozenset:
+    """The manual axes of the shard_map bodies being traced (none outside them)."""
+    return _bodies.manual
+
+
 def in_typed_bwd() -> bool:
     """Whether a custom_vjp's bwd called in a checked shard_map body is being staged."""
     return bool(_watching.stack)

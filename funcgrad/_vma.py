@@ -42,7 +42,7 @@ from funcgrad.primitives.scan import scan_p
 # As in JAX 0.10, all_gather's result still varies along its axes (each device holds its own
 # copy; out_specs=P() after it needs check_vma=False or a psum/pmean).
 _REDUCING = {co.psum_p, co.pmax_p, co.pmin_p, co.all_gather_invariant_p, co.all_gather_reduced_p}
-_VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p}
+_VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p, co.all_gather_p}
 
 
 def _varying(jaxpr: ir.Jaxpr, ins: list) -> list:

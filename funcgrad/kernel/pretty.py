@@ -265,7 +265,8 @@ def _eqn_doc(eqn, ctx) -> tuple:
     scope = f"[{'' if info is None else info.name_stack}]" if settings[1] else None
     # (In JAX's order: the results are named before the inner jaxprs' variables.)
     lhs = _vars(names, eqn.outvars, shapes=True) if eqn.outvars else None
-    rhs = [text(eqn.primitive.name, scope), _params_doc(pairs, ctx)]
+    named = PRINTED_NAMES.get(eqn.primitive.name)
+    rhs = [text(named(eqn) if named is not None else eqn.primitive.name, scope), _params_doc(pairs, ctx)]
     rhs.append(concat([text(" "), _vars(names, eqn.invars)]))
     return concat(rhs) if lhs is None else concat([lhs, text(" = ", src), *rhs])
 
@@ -422,4 +423,10 @@ PRINTED_PARAMS = {
     "custom_jvp_call": _custom_call,
     "custom_vjp_call": _custom_call,
     **dict.fromkeys(_UNARY_WITH_ACCURACY, _accuracy),
+    # (a cast to varying is JAX's pvary primitive, its axes named ``axes``)
+    "pcast": lambda eqn, names: (
+        [("axes", eqn.params["axis_name"])] if eqn.params.get("to") == "varying" else _shown(eqn)
+    ),
 }
+# The name JAX prints for a funcgrad primitive that stands for several of JAX's.
+PRINTED_NAMES = {"pcast": lambda eqn: "pvary" if eqn.params.get("to") == "varying" else "pcast"}

@@ -27,7 +27,7 @@ import numpy as np
 
 from funcgrad import _shard_map_eager as _eager
 from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
-from funcgrad._shard_map_body import in_typed_bwd, typed_bwd_varying
+from funcgrad._shard_map_body import body_manual_axes, in_typed_bwd, typed_bwd_varying
 from funcgrad._sharding_types import drop_size_one_axes
 from funcgrad._shardings import get_abstract_mesh
 from funcgrad.kernel import batching, core
@@ -107,7 +107,9 @@ def psum(x, axis_name, *, axis_index_groups=None):
     """
     names = _names(axis_name, "psum")
     g = _groups(axis_index_groups, "psum")
-    return tu.tree_map(lambda v: co.psum_p.bind(_count_bools(v), axis_name=names, **g), _leaves(x))
+    return tu.tree_map(
+        lambda v: co.psum_p.bind(_pvary_in(_count_bools(v), names), axis_name=names, **g), _leaves(x)
+    )
 
 
 def _count_bools(v):
@@ -128,7 +130,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     n = len(g["axis_index_groups"][0]) if g else batching.axis_size(names, "pmean")
 
     def mean(v):
-        s = co.psum_p.bind(_count_bools(v), axis_name=names, **g)
+        s = co.psum_p.bind(_pvary_in(_count_bools(v), names), axis_name=names, **g)
         dtype = asarray(s).dtype
         if not _dt.is_inexact(dtype):
             s = ew.convert_element_type(s, np.float64)
@@ -147,7 +149,7 @@ def pmax(x, axis_name, *, axis_index_groups=None):
     """
     names = _names(axis_name, "pmax")
     g = _groups(axis_index_groups, "pmax")
-    return tu.tree_map(lambda v: co.pmax_p.bind(v, axis_name=names, **g), _leaves(x))
+    return tu.tree_map(lambda v: co.pmax_p.bind(_pvary_in(v, names), axis_name=names, **g), _leaves(x))
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
@@ -159,7 +161,7 @@ def pmin(x, axis_name, *, axis_index_groups=None):
     """
     names = _names(axis_name, "pmin")
     g = _groups(axis_index_groups, "pmin")
-    return tu.tree_map(lambda v: co.pmin_p.bind(v, axis_name=names, **g), _leaves(x))
+    return tu.tree_map(lambda v: co.pmin_p.bind(_pvary_in(v, names), axis_name=names, **g), _leaves(x))
 
 
 def _axis(axis, ndim, what, extra=0):
@@ -197,6 +199,7 @@ def all_gather(
 
     def gather(v):
         a = _axis(axis, np.ndim(v), "all_gather", extra=0 if tiled else 1)
+        v = _pvary_in(v, names) if p is co.all_gather_p else v
         return p.bind(v, axis_name=names, axis=a, tiled=bool(tiled), **g)
 
     return tu.tree_map(gather, _leaves(x))
@@ -219,6 +222,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
         s = _axis(scatter_dimension, np.ndim(v), "psum_scatter")
         if np.dtype(v.dtype if hasattr(v, "dtype") else np.result_type(v)) == np.bool_:  # (JAX's words)
             raise TypeError("reduce_sum does not accept dtype bool. Accepted dtypes are subtypes of number.")
+        v = _pvary_in(v, names)
         return co.psum_scatter_p.bind(v, axis_name=names, scatter_dimension=s, tiled=bool(tiled), **g)
 
     return tu.tree_map(scatter, _leaves(x))
@@ -244,6 +248,7 @@ def all_to_all(
         nd = np.ndim(v)
         s = _axis(split_axis, nd, "all_to_all")
         c = _axis(concat_axis, nd, "all_to_all")
+        v = _pvary_in(v, names)
         return co.all_to_all_p.bind(v, axis_name=names, split_axis=s, concat_axis=c, tiled=bool(tiled), **g)
 
     return tu.tree_map(swap, _leaves(x))
@@ -263,7 +268,9 @@ def ppermute(x, axis_name, perm):
         pairs = tuple((int(s), int(d)) for s, d in perm)
     except (TypeError, ValueError):
         raise TypeError(f"ppermute: perm must be (source, destination) pairs of ints, got {perm!r}") from None
-    return tu.tree_map(lambda v: co.ppermute_p.bind(v, axis_name=names, perm=pairs), _leaves(x))
+    return tu.tree_map(
+        lambda v: co.ppermute_p.bind(_pvary_in(v, names), axis_name=names, perm=pairs), _leaves(x)
+    )
 
 
 def pshuffle(x, axis_name, perm):
@@ -340,6 +347,18 @@ def _varying_cast(v, names):
     if typed and staged and not _eager.is_eager_tracer(v):
         return co.pcast_p.bind(asarray(v), axis_name=names, to="varying")
     return v
+
+
+def _pvary_in(v, names):
+    """JAX's cast before a collective: in a checked shard_map body being staged, an operand
+    invariant along some of the manual axes ``names`` is cast to vary along them first (pvary:
+    its jaxpr shows it, and all_gather's result varies along them, as JAX's types say)."""
+    if hooks.apply_vma is None or not isinstance(v, core.Tracer) or _eager.is_eager_tracer(v):
+        return v
+    mat = core.get_aval(v).mat
+    typed = mat.varying | mat.unreduced | mat.reduced
+    missing = tuple(n for n in names if n in body_manual_axes() and n not in typed)
+    return co.pcast_p.bind(v, axis_name=missing, to="varying") if missing else v
 
 
 def _varying_of(x):

@@ -91,6 +91,29 @@ def mapped(x):
     return jax.lax.map(step, x)
 
 
+# A collective of an invariant operand: JAX casts it to varying first (pvary in the jaxpr); the
+# result's type (all_gather's varies)
+collectives = {
+    "psum": (lambda v: jax.lax.psum(v, "i"), P()),
+    "pmax": (lambda v: jax.lax.pmax(v, "i"), P()),
+    "all_gather": (lambda v: jax.lax.all_gather(v, "i"), P("i")),
+    "ppermute": (lambda v: jax.lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]), P("i")),
+    "psum_scatter": (lambda v: jax.lax.psum_scatter(v, "i", tiled=True), P("i")),
+}
+v8 = jnp.arange(8.0, dtype=np.float32)
+for name, (op, spec) in collectives.items():
+    seen = []
+
+    def body(v, op=op):
+        out = op(v)
+        seen.append(sorted(jax.typeof(out).mat.varying))
+        return out
+
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P(), out_specs=spec))
+    text = str(f.trace(v8).jaxpr)
+    cases[f"collective {name}"] = [np.asarray(f(v8)).tolist(), seen[-1], "pvary[axes=('i',)" in text]
+
+
 for where, wrap in (("eager", lambda f: f), ("jit", jax.jit)):
     seen = []
     out = wrap(jax.shard_map(typed, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
@@ -137,6 +160,7 @@ def test_as_jax(results, name):
 
 
 TYPES = [f"{k} {w}" for k in ("likes vary", "map step types") for w in ("eager", "jit")]
+TYPES += [f"collective {k}" for k in ("psum", "pmax", "all_gather", "ppermute", "psum_scatter")]
 
 
 @pytest.mark.parametrize("case", TYPES)
