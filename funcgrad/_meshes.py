@@ -70,6 +70,9 @@ class _MeshContext(threading.local):
     def __init__(self):
         self.stack: list[Mesh] = []
         self.abstract: list[AbstractMesh] = []
+        # the concrete meshes of the shard_map bodies being traced (funcgrad._shard_map_body),
+        # innermost last: a bare PartitionSpec inside one is over its mesh, as JAX's
+        self.bodies: list = []
 
 
 _context = _MeshContext()
@@ -467,6 +470,8 @@ def concrete_mesh(am: AbstractMesh | None = None, where: str = "sharding") -> Me
     ('a',)
     """
     mesh = get_mesh()
+    if mesh is None and _context.bodies and isinstance(_context.bodies[-1], Mesh):
+        mesh = _context.bodies[-1]  # (a shard_map body's, over a mesh given as mesh=)
     if am is None:
         am = _context.abstract[-1] if _context.abstract else None
     if mesh is None or am is None or am.empty or mesh.abstract_mesh == am:
@@ -484,6 +489,11 @@ def concrete_mesh(am: AbstractMesh | None = None, where: str = "sharding") -> Me
         devices = np.array(list(mesh.devices.flat), dtype=object).reshape(am.axis_sizes)
         out = _laid_out[key] = Mesh(devices, am.axis_names, am.axis_types)
     return out
+
+
+def body_meshes() -> list:
+    """The stack of the meshes of the shard_map bodies being traced (``concrete_mesh`` reads it)."""
+    return _context.bodies
 
 
 def get_mesh() -> Mesh | None:

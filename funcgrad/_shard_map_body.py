@@ -18,6 +18,7 @@ import threading
 
 from funcgrad import _shard_map_eager as _eager
 from funcgrad import _sharding_types
+from funcgrad._meshes import body_meshes
 from funcgrad._shardings import AxisType
 from funcgrad._vma import _unwrap, _varying_env, check_matching_vma, eqn_varying
 from funcgrad.kernel import ad, core, ir
@@ -63,6 +64,7 @@ class _inside_body:
         # As JAX's: inside the body the abstract mesh in scope is the shard_map's, its manual axes
         # (these and the enclosing bodies') of type Manual (get_abstract_mesh().manual_axes)
         self.scope = None
+        body_meshes().append(self.mesh)
         if self.mesh is not None:
             am = self.mesh.abstract_mesh
             manual = {n: AxisType.Manual for n in am.axis_names if n in _bodies.manual}
@@ -72,6 +74,7 @@ class _inside_body:
     def __exit__(self, *exc):
         if self.scope is not None:
             self.scope.__exit__(*exc)
+        body_meshes().pop()
         _bodies.depth -= 1
         _bodies.eager_check = self.outer_eager
         _bodies.manual = self.outer

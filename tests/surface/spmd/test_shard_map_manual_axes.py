@@ -266,6 +266,17 @@ try:
             np.arange(4.0, dtype=np.float32)))[0::2]
 finally:
     jax.config.update("jax_remove_size_one_mesh_axis_from_type", False)
+
+
+# A bare PartitionSpec in a partially manual body under jit, no mesh set: over the body's mesh
+# (shard_map_test test_partial_auto)
+def g_pa(x):
+    return jax.lax.with_sharding_constraint(x, P(None, "j")) * x
+
+
+f_pa = jax.jit(jax.shard_map(g_pa, mesh=auto, in_specs=P("i", None), out_specs=P("i", None),
+                             axis_names=frozenset({"i"})))
+cases["bare spec in a partial body"] = [desc(f_pa(va)), '<@mesh, [{}, {"j"}]>' in f_pa.lower(va).as_text()]
 """
 
 ORACLE = (
@@ -315,6 +326,7 @@ def results():
         "auto_pcast off",
         "auto_pcast on",
         "pcast over size-one axes",
+        "bare spec in a partial body",
     ],
 )
 def test_as_jax(results, case):
