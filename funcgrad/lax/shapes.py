@@ -114,7 +114,13 @@ def broadcast(operand, sizes):
     operand = asarray(operand)
     sizes = tuple(int(s) for s in sizes)
     dims = tuple(range(len(sizes), len(sizes) + operand.ndim))
+    _nonnegative_shape((*sizes, *operand.shape))
     return st.broadcast_in_dim(operand, (*sizes, *operand.shape), dims)
+
+
+def _nonnegative_shape(shape) -> None:
+    if any(type(d) is int and d < 0 for d in shape):  # (JAX's type and words)
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {tuple(shape)}.")
 
 
 @takes_out_sharding(typed_result=True, unreduced="operand")
@@ -127,8 +133,16 @@ def reshape(operand, new_sizes, dimensions=None):
     """
     operand = asarray(operand)
     if dimensions is not None:
-        operand = st.transpose(operand, tuple(dimensions))
+        dimensions = tuple(dimensions)
+        if sorted(dimensions) != list(range(operand.ndim)):  # (JAX's type and words)
+            raise TypeError(
+                "reshape dimensions must be a permutation of operand dimensions, got dimensions "
+                f"{dimensions} for shape {tuple(operand.shape)}."
+            )
+        operand = st.transpose(operand, dimensions)
     new_sizes = static_shape(new_sizes, "lax.reshape's new_sizes")  # traced: jax's TypeError
+    if any(type(d) is int and d < 0 for d in new_sizes):  # (JAX's type and words)
+        raise TypeError(f"reshape new_sizes must all be positive, got {tuple(new_sizes)}.")
     size, new_size = math.prod(operand.shape), math.prod(new_sizes)
     if size != new_size:  # jax's lax.reshape raises ValueError here (issue 30)
         raise ValueError(
@@ -216,7 +230,13 @@ def iota(dtype, size: int):
     >>> iota(np.int32, 3).tolist()
     [0, 1, 2]
     """
-    return st.iota(check_user_dtype(dtype, "broadcasted_iota"), int(size))
+    try:
+        size = operator.index(size)
+    except TypeError:  # (JAX's words: a float size is refused, not truncated)
+        raise TypeError(
+            f"Shapes must be 1D sequences of concrete values of integer type, got ({size!r},)."
+        ) from None
+    return st.iota(check_user_dtype(dtype, "broadcasted_iota"), size)
 
 
 @takes_out_sharding
@@ -247,6 +267,7 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
             raise TypeError(f"lax.full: fill_value must be a scalar, got shape {fill_value.shape}")
         out = _creation.full(tuple(int(s) for s in shape), fill_value, dtype)
         return out if sharding is None else device_put_sharded(out, sharding)
+    _nonnegative_shape(tuple(int(s) for s in shape))
     value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
     if value.ndim:
         raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")

@@ -85,7 +85,19 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     >>> slice_in_dim(np.arange(6).reshape(2, 3), 1, 3, axis=1).tolist()
     [[1, 2], [4, 5]]
     """
-    return st.slice_in_dim(asarray(operand), start_index, limit_index, stride, axis)
+    operand = asarray(operand)
+    ints = all(type(i) is int or i is None for i in (start_index, limit_index))
+    if ints and type(axis) is int and -operand.ndim <= axis < operand.ndim:
+        # (JAX's: None is the axis's bound, a negative index counts from the end, and then no
+        # clamping: bounds outside the axis are lax.slice's TypeError, not Python's clipped slice)
+        n = operand.shape[axis]
+        start = 0 if start_index is None else start_index + n if start_index < 0 else start_index
+        limit = n if limit_index is None else limit_index + n if limit_index < 0 else limit_index
+        if not 0 <= start <= limit <= n:
+            starts, limits = [0] * operand.ndim, list(operand.shape)
+            starts[axis], limits[axis] = start, limit
+            return slice(operand, starts, limits)
+    return st.slice_in_dim(operand, start_index, limit_index, stride, axis)
 
 
 @functools.partial(keys_by_word, key_reuse="slice")

@@ -233,6 +233,13 @@ WORDED = [
         "reduce_window_output_tree",
         lambda lax, np_: lax.reduce_window(np_.ones((1,)), 0.0, lambda x, y: [x + y], (1,), (1,), "VALID"),
     ),
+    # (computed or another type where JAX raises: reshape's dimensions not a permutation, negative
+    # sizes, a float iota size truncated)
+    ("reshape_dimensions_not_a_permutation", lambda lax, np_: lax.reshape(np_.ones((2, 3)), (3, 2), (0,))),
+    ("reshape_negative_sizes", lambda lax, np_: lax.reshape(np_.ones((2, 3)), (-1, 6))),
+    ("broadcast_negative_sizes", lambda lax, np_: lax.broadcast(np_.ones((2, 3)), (-1,))),
+    ("full_negative_shape", lambda lax, np_: lax.full((2, -1), 0.0)),
+    ("iota_float_size", lambda lax, np_: lax.iota(np.int32, 2.5)),
     # (JAX's shape-rule words for windows of the wrong rank; funcgrad said "needs one entry per
     # dimension of the operand")
     (
@@ -290,6 +297,19 @@ def test_lax_errors_in_jax_words(name, call):
     with pytest.raises(type(want.value)) as got:
         call(flax, fnp)
     assert str(want.value) in str(got.value)
+
+
+def test_slice_in_dim_refuses_bounds_outside_the_axis_as_jax():
+    # (JAX translates None and negative bounds, then lax.slice refuses what is outside the axis;
+    # funcgrad clipped as a Python slice does)
+    x = np.arange(6.0).reshape(2, 3)
+    for args in ((0, 5), (-5, 1), (2, 1), (0, 4, 1, 1)):
+        with pytest.raises(TypeError):
+            jax.lax.slice_in_dim(x, *args)
+        with pytest.raises(TypeError):
+            flax.slice_in_dim(x, *args)
+    for args in ((None, None), (-1, None), (0, -1, 1, 1), (1, 3, 2, 1)):
+        np.testing.assert_array_equal(flax.slice_in_dim(x, *args), jax.lax.slice_in_dim(x, *args))
 
 
 def test_padtype_to_pads_gives_python_ints_as_jax():
