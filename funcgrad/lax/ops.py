@@ -292,6 +292,11 @@ def pow(x, y):
     >>> pow(np.array([2.0, 4.0]), np.array([3, -1], np.int32)).tolist()
     [8.0, 0.25]
     """
+    if type(y) is int and type(x) in python_scalar_types and not isinstance(x, int):  # (float, complex)
+        # (a Python float base and a Python int exponent: weak, as JAX's lax.pow(0.5, 3) = 0.125)
+        x = constant(x, _dt.python_scalar_dtype(x), weak_type=True)
+        dtype = aval(x).dtype
+        return _bind(ew.pow_p, "pow", x, ew.convert_element_type(np.asarray(y, dtype), dtype, True))
     if type(y) is int and type(x) not in python_scalar_types and _dt.is_inexact(aval(x).dtype):
         y = constant(y, _dt.python_scalar_dtype(y))  # (a Python int exponent is an int64 array)
     if type(y) not in python_scalar_types and _dt.kind(aval(y).dtype) in "iu":

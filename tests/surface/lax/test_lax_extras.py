@@ -388,3 +388,25 @@ def test_dce_sink_as_jax():
     xs = np.arange(3.0)
     np.testing.assert_array_equal(funcgrad.jit(funcgrad.vmap(f))(xs), jax.vmap(jf)(xs))
     assert lax.dce_sink_p.name == jlax.dce_sink_p.name == "dce_sink"
+
+
+@pytest.mark.parametrize("x64", [True, False])
+def test_pow_of_a_python_float_and_a_python_int_as_jax(x64):
+    # (session 20's transformation-composition fuzzer, seed 2004, 32-bit) lax.pow(0.5, 3) raised
+    # 'lax.pow requires arguments to have the same dtypes' (the two Python scalars made a float and
+    # an int array); JAX computes 0.125, weakly typed, and so under grad
+    jax = pytest.importorskip("jax")
+
+    try:
+        funcgrad.config.update("jax_enable_x64", x64)
+        jax.config.update("jax_enable_x64", x64)
+        for args in [(0.5, 3), (2.0, -1), (-2.0, 3), (0.0, -1)]:
+            got, want = lax.pow(*args), jax.lax.pow(*args)
+            assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), args
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        x = np.float32(0.7)
+        g = funcgrad.grad(lambda a, b: 1 / a + lax.pow(b, 3))(x, 0.5)
+        np.testing.assert_array_equal(g, jax.grad(lambda a, b: 1 / a + jax.lax.pow(b, 3))(x, 0.5))
+    finally:
+        funcgrad.config.update("jax_enable_x64", True)
+        jax.config.update("jax_enable_x64", True)
