@@ -31,6 +31,7 @@ from funcgrad._shardings import (
 )
 from funcgrad.kernel import core
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.source_info import source_info_config
 from funcgrad.primitives import _sharding_rules as sr
 from funcgrad.primitives import _unreduced_rules as ur
 from funcgrad.xla_bridge import spmd
@@ -111,9 +112,17 @@ def _apply_sharding(primitive, avals_in, out, params):
         for a in avals_in:
             s = a._sharding
             if s is not None:
-                if not scope.empty and s.mesh != scope and not (scope.manual_axes or s.mesh.manual_axes):
+                if (
+                    not scope.empty
+                    and s.mesh != scope
+                    and not (scope.manual_axes or s.mesh.manual_axes)
+                    and source_info_config.override is None
+                    and not source_info_config.backward_depth
+                ):
                     # JAX's check_avals_context_mesh (an operand typed over another mesh than the
-                    # one in scope: use_abstract_mesh/auto_axes around values typed outside)
+                    # one in scope: use_abstract_mesh/auto_axes around values typed outside). Not
+                    # while a jaxpr is re-interpreted or transposed: JAX does that in the mesh each
+                    # equation was staged in, funcgrad in the caller's.
                     raise ValueError(
                         f"For primitive {primitive.name}, context mesh {scope} should match the aval "
                         f"mesh {s.mesh} for shape {a.str_short()}. Reshard the operand onto the mesh "
