@@ -56,7 +56,7 @@ from funcgrad.numpy._core import (
     shape_of,
     static_shape,
 )
-from funcgrad.numpy._dtypes import ExtendedArray, _is_extended
+from funcgrad.numpy._dtypes import ExtendedArray, _is_extended, keys_by_word
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -648,6 +648,7 @@ def _triangle(m, k, lower: bool):
     return select(broadcast_to(constant(mask, np.bool_), m.shape), m, constant(0, m.dtype))
 
 
+@keys_by_word  # (typed PRNG keys: zero keys outside the triangle, JAX's per-word select)
 def tril(m, k: int = 0):
     """The lower triangle of ``m`` (the last two axes); zeros above the ``k``-th diagonal.
 
@@ -657,6 +658,7 @@ def tril(m, k: int = 0):
     return _triangle(m, k, lower=True)
 
 
+@keys_by_word
 def triu(m, k: int = 0):
     """The upper triangle of ``m`` (the last two axes); zeros below the ``k``-th diagonal.
 

@@ -85,6 +85,11 @@ def test_lax_full_of_keys_and_the_take_method_as_jax():
     for keys, key in ((ks, k), (jks, jk)):
         with pytest.raises(TypeError, match="JAX arrays are immutable"):
             keys[0] = key
+    # (jnp.triu/tril of keys: zero keys outside the triangle, as JAX's; funcgrad refused the dtype)
+    ks2, jks2 = ks.reshape(2, 2), jks.reshape(2, 2)
+    _same_keys(fnp.triu(ks2), jnp.triu(jks2))
+    _same_keys(fnp.tril(ks2, 1), jnp.tril(jks2, 1))
+    _same_keys(funcgrad.jit(fnp.tril)(ks2), jnp.tril(jks2))
 
 
 def test_key_equality_broadcasts_the_keys_shapes():
