@@ -16,6 +16,14 @@ pytrees; the whole is flattened by ``_pack`` (programs.HELPERS) into one vector 
 dtype. Inputs of 16-bit floats are not drawn on (this table is about the numbers of float64 and
 float32 derivatives). Long run only: ``FUNCGRAD_FUZZ_ONLY=tcomp.``.
 
+Session 20 added ``custom_vjp`` with pytree residuals and ``custom_jvp`` with symbolic zeros,
+``while_loop`` whose predicate reads the (batched) carry, ``scan`` with ``unroll`` 3/True,
+``checkpoint`` with named policies (``save_only_these_names``, ``save_any_names_but_these``, offload
+to ``pinned_host``), ``cond`` over operands and results of other weak types, ``stop_gradient`` of a
+product, and the layers: ``grad`` with an integer input (``allow_int``, ``has_aux``: a float0
+gradient), ``jvp`` with a float0 tangent, ``grad(holomorphic=True)`` of a complex function of the
+program, ``linear_transpose`` of a linearization and ``closure_convert``.
+
 >>> [op.name for op in TCOMP]
 ['tcomp.unary', 'tcomp.binary']
 """
@@ -76,6 +84,47 @@ def _tc_cvjp(T, np, x, y, k):
 
     g.defvjp(fwd, bwd)
     return g(k, *np.broadcast_arrays(x, y))
+
+
+def _tc_cvjp_tree(T, np, x, y, k):
+    # a custom_vjp with a nondiff Python scalar k whose residuals are a pytree (a dict of a tuple,
+    # a list and the scalar); the backward rule is not the derivative
+    def g(k, a, b):
+        return np.tanh(a) * b + k * a
+
+    g = T.custom_vjp(g, nondiff_argnums=(0,))
+
+    def fwd(k, a, b):
+        return g(k, a, b), {"t": (np.tanh(a),), "ab": [a, b], "k": k}
+
+    def bwd(k, res, ct):
+        (t,), (a, b) = res["t"], res["ab"]
+        return ct * (1.0 - t**2) * b * 2.0 + k * res["k"], ct * t - 0.5 * ct * a
+
+    g.defvjp(fwd, bwd)
+    return g(k, *np.broadcast_arrays(x, y))
+
+
+def _tc_cjvp_sz(T, np, x, y):
+    # a custom_jvp with symbolic zeros: the rule tests each tangent for SymbolicZero (an input the
+    # transformation does not differentiate) and is not the derivative
+    def g(a, b):
+        return np.sin(a) * b
+
+    g = T.custom_jvp(g)
+
+    def rule(primals, tangents):
+        (a, b), (ta, tb) = primals, tangents
+        zero = T.custom_derivatives.SymbolicZero
+        out = 0.0 * a * b
+        if type(ta) is not zero:
+            out = out + np.cos(a) * b * ta * 1.5
+        if type(tb) is not zero:
+            out = out + np.sin(a) * tb
+        return g(a, b), out
+
+    g.defjvp(rule, symbolic_zeros=True)
+    return g(*np.broadcast_arrays(x, y))
 """
 
 # ----------------------------------------------------------------------------------------------
@@ -172,6 +221,22 @@ _FLOW = [
     "T.checkpoint(lambda u, v: {g}, prevent_cse=False)(X, Y)",
     "T.checkpoint(lambda u, v: {f}, static_argnums=(1,))(X, {s})",
     "lax.stop_gradient(X) + Y - lax.stop_gradient(Y)",
+    # (session 20) pytree residuals, symbolic zeros, a predicate of the carry (batched under vmap),
+    # named checkpoint policies (save, offload), cond operands and results of other weak types
+    "_tc_cvjp_tree(T, np, X, Y, {s})", "_tc_cjvp_sz(T, np, X, Y)",
+    "_tc_cvjp_tree(T, np, X, Y, {s})", "_tc_cjvp_sz(T, np, X, Y)",  # (twice: drawn as often as a loop)
+    "lax.while_loop(lambda c: (c[0] < {n} + 2) & (np.max(np.abs(c[1])) < 4.0), lambda c: (c[0] + 1, "
+    "(lambda u, v: {f})(c[1], Y) * 0.5 + 0.1), (0, X))[1]",
+    "lax.scan(lambda c, x: ((lambda u, v: {f})(c, x), np.sin(c) * x), np.atleast_1d(X)[0], "
+    "np.atleast_1d(X), reverse={r}, unroll={un2})[{k}]",
+    "T.checkpoint(lambda u, v: np.sin(T.ad_checkpoint.checkpoint_name({f}, 'n1')) * u + v, "
+    "policy=T.checkpoint_policies.{np_}('n1'))(X, Y)",
+    "T.checkpoint(lambda u, v: np.cos(T.ad_checkpoint.checkpoint_name({f}, 'n1')) * v, "
+    "policy=T.checkpoint_policies.save_and_offload_only_these_names(names_which_can_be_saved=[], "
+    "names_which_can_be_offloaded=['n1'], offload_src='device', offload_dst='pinned_host'))(X, Y)",
+    "lax.cond(np.sum(X) > 0, lambda u, v: {f}, lambda u, v: u + v * 0.5, X, {s})",
+    "lax.cond(np.sum(X) > 0, lambda u: 1.5, lambda u: np.sum({f1}), X)",
+    "lax.stop_gradient(X * X) * np.sin(X) + X ** 3",
 ]  # fmt: skip
 
 
@@ -206,6 +271,8 @@ def _step(draw, names):
         f=f, g=g, f1=f1, n=draw(st.sampled_from([0, 1, 3])), k=draw(st.sampled_from([0, 1])),
         r=draw(st.booleans()), un=draw(st.sampled_from([1, 2])), s=draw(st.sampled_from([0.5, 2.0, -1.0])),
         p=draw(st.sampled_from(_POLICIES)),
+        un2=draw(st.sampled_from([3, True, 2])),
+        np_=draw(st.sampled_from(["save_only_these_names", "save_any_names_but_these"])),
     )  # fmt: skip
     step = draw(st.sampled_from(_FLOW))
     # (a in a loop body: the input, a closure over a traced value)
@@ -234,6 +301,9 @@ def _body(draw, call, avals):
 _LAYERS = [
     "jit", "grad", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jvp", "jvp", "vjp", "vjp",
     "linearize", "linearize", "vmap", "vmap", "vmap", "jet", "jet", "eval_shape",
+    # (session 20) integer inputs (float0 tangents, allow_int, has_aux), holomorphic grad, the
+    # transpose of a linearization, closure_convert
+    "int_grad", "int_jvp", "holomorphic", "linear_transpose", "closure_convert",
 ]  # fmt: skip
 _JACOBIAN = {"jacfwd": 1, "jacrev": 1, "hessian": 2}
 
@@ -293,6 +363,31 @@ def _layer(draw, f):
             f"(lambda a, b: _jet(T, lambda a: {f}(a, b), (a,), "
             f"((_probe(np, a), _probe(np, a), _probe(np, a)),)))",
         )
+    if w == "int_grad":
+        # an integer input n (a's shape): its gradient is float0 (left out by _pack), with an aux
+        n = "(np.reshape(np.arange(np.size(a)), np.shape(a)) % 3 - 1)"
+        return w, (
+            f"(lambda a, b: T.grad(lambda a, n: (_scalar(T, np, {f}(a * n.astype(a.dtype) + a, b)), "
+            f"{f}(a, b)), argnums=(0, 1), allow_int=True, has_aux=True)(a, {n}))"
+        )
+    if w == "int_jvp":
+        n = "(np.reshape(np.arange(np.size(a)), np.shape(a)) % 3 - 1)"
+        return w, (
+            f"(lambda a, b: T.jvp(lambda a, n: {f}(a * n.astype(a.dtype) + a, b), (a, {n}), "
+            f"(_probe(np, a), _onp.zeros(np.shape(a), T.dtypes.float0))))"
+        )
+    if w == "holomorphic":
+        return w, (
+            f"(lambda a, b: T.grad(lambda z: np.sum(np.sin(z * {f}(a, b)) + z * z), holomorphic=True)"
+            f"(a * (1 + 0.5j)))"
+        )
+    if w == "linear_transpose":
+        return w, (
+            f"(lambda a, b: T.linear_transpose(T.linearize(lambda a: {f}(a, b), a)[1], a)"
+            f"(_tprobe(T, np, {f}(a, b), 0.75)))"
+        )
+    if w == "closure_convert":
+        return w, f"(lambda a, b: (lambda cc: cc[0](a, *cc[1]))(T.closure_convert(lambda a: {f}(a, b), a)))"
     # eval_shape: the value plus zeros of its struct (a struct's shape or dtype not the value's shows)
     return w, (
         f"(lambda a, b: T.tree_util.tree_map(lambda v, s: v + np.zeros(s.shape, s.dtype), {f}(a, b), "
