@@ -482,7 +482,16 @@ def bitcast_convert_type(operand, new_dtype):
     >>> bitcast_convert_type(np.array([1.0], np.float32), np.int32).tolist()
     [1065353216]
     """
-    return bc.bitcast_convert_type(asarray(operand), check_user_dtype(new_dtype, "bitcast_convert_type"))
+    operand = asarray(operand)
+    new_dtype = check_user_dtype(new_dtype, "bitcast_convert_type")
+    old_dtype = aval(operand).dtype
+    if old_dtype != new_dtype and any(np.dtype(d).kind in "bc" for d in (old_dtype, new_dtype)):
+        raise TypeError(  # (JAX's words: bool and complex bits have no defined layout here)
+            "lax.bitcast_convert_type does not support bool or complex values unless the operand and "
+            f"destination types match. Got operand dtype={old_dtype}, new_dtype={np.dtype(new_dtype)!r}. "
+            "Consider using the arr.view() method instead."
+        )
+    return bc.bitcast_convert_type(operand, new_dtype)
 
 
 def stop_gradient(x):

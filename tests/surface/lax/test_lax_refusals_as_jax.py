@@ -240,6 +240,9 @@ WORDED = [
     ("broadcast_negative_sizes", lambda lax, np_: lax.broadcast(np_.ones((2, 3)), (-1,))),
     ("full_negative_shape", lambda lax, np_: lax.full((2, -1), 0.0)),
     ("iota_float_size", lambda lax, np_: lax.iota(np.int32, 2.5)),
+    ("bitcast_to_bool", lambda lax, np_: lax.bitcast_convert_type(np_.ones(2, np.float32), np.bool_)),
+    ("bitcast_from_bool", lambda lax, np_: lax.bitcast_convert_type(np_.ones(2, bool), np.int8)),
+    ("bitcast_complex", lambda lax, np_: lax.bitcast_convert_type(np_.ones(2, np.complex64), np.float32)),
     # (JAX's shape-rule words for windows of the wrong rank; funcgrad said "needs one entry per
     # dimension of the operand")
     (
