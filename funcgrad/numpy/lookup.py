@@ -555,6 +555,10 @@ def select(condlist, choicelist, default=0):
     for i, c in enumerate(conds):
         if c.dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    if (keys := extended_in((list(choicelist), default))) is not None:  # typed PRNG keys: with keys only
+        if not all(isinstance(c, ExtendedArray) for c in (*choicelist, default)):
+            raise ValueError(f"dtype={keys.dtype} is not a valid dtype for JAX type promotion.")  # (JAX's)
+        return keys._numpy_function(lambda cs: select(conds, cs[:-1], cs[-1]), ([*choicelist, default],), {})
     choices = promote_args(*choicelist, default)
     out = choices[-1]
     for cond, choice in zip(reversed(conds), reversed(choices[:-1])):

@@ -90,6 +90,13 @@ def test_lax_full_of_keys_and_the_take_method_as_jax():
     _same_keys(fnp.triu(ks2), jnp.triu(jks2))
     _same_keys(fnp.tril(ks2, 1), jnp.tril(jks2, 1))
     _same_keys(funcgrad.jit(fnp.tril)(ks2), jnp.tril(jks2))
+    # (jnp.select of keys with a key default; a number default is JAX's promotion ValueError)
+    m = np.array([True, False, True, False])
+    _same_keys(fnp.select([m], [ks], k), jnp.select([m], [jks], jk))
+    _same_keys(fnp.select([m, ~m], [ks, ks[::-1]], k), jnp.select([m, ~m], [jks, jks[::-1]], jk))
+    for lib, keys in ((fnp, ks), (jnp, jks)):
+        with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
+            lib.select([m], [keys], 0)
 
 
 def test_key_equality_broadcasts_the_keys_shapes():
