@@ -23,6 +23,7 @@ from funcgrad.numpy._core import (
     promote_args,
     static_shape,
 )
+from funcgrad.numpy._dtypes import ExtendedArray
 from funcgrad.numpy.creation import arange, full, ones, zeros
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import nonzero, take, where
@@ -173,6 +174,8 @@ def insert(arr, obj, values, axis=None):
     >>> insert(np.array([[1, 2], [3, 4]]), 1, [7, 8], axis=1).tolist()
     [[1, 7, 2], [3, 8, 4]]
     """
+    if isinstance(arr, ExtendedArray) and isinstance(values, ExtendedArray):  # typed PRNG keys (JAX's)
+        return arr._numpy_function(lambda a, v: insert(a, obj, v, axis), (arr, values), {})
     arr = asarray(arr)
     if axis is None:
         arr, axis = ravel(arr), 0

@@ -97,6 +97,10 @@ def test_lax_full_of_keys_and_the_take_method_as_jax():
     for lib, keys in ((fnp, ks), (jnp, jks)):
         with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
             lib.select([m], [keys], 0)
+    # (jnp.insert of keys into keys)
+    _same_keys(fnp.insert(ks, 1, k), jnp.insert(jks, 1, jk))
+    _same_keys(fnp.insert(ks2, 1, ks[:2], axis=1), jnp.insert(jks2, 1, jks[:2], axis=1))
+    _same_keys(funcgrad.jit(lambda a, b: fnp.insert(a, 1, b))(ks, k), jnp.insert(jks, 1, jk))
 
 
 def test_key_equality_broadcasts_the_keys_shapes():
