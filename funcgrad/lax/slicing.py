@@ -475,11 +475,12 @@ def top_k(operand, k: int, *, axis: int = -1):
     [[[3.0, 4.0]], [[1, 0]]]
     """
     operand = asarray(operand)
-    if operand.ndim == 0:
-        raise TypeError("top_k: the operand must have at least one dimension, got a scalar")
     ax = int(axis)
-    if not -operand.ndim <= ax < operand.ndim:
-        raise ValueError(f"top_k: axis {axis} is out of bounds for an operand of rank {operand.ndim}")
+    if not -operand.ndim <= ax < operand.ndim:  # (JAX's words first; a scalar has no axis)
+        raise ValueError(
+            f"axis {axis} is out of bounds for array of dimension {operand.ndim} (top_k: an operand of "
+            f"rank {operand.ndim})"
+        )
     ax %= operand.ndim
     int32_max = np.iinfo(np.int32).max
     if operand.shape[ax] > int32_max + 1:  # (JAX's words; the indices could not be int32)
@@ -487,15 +488,19 @@ def top_k(operand, k: int, *, axis: int = -1):
             "top_k returns int32 indices, which will overflow for array dimensions larger than the maximum "
             f"int32 ({int32_max}). Got operand.shape={tuple(operand.shape)}"
         )
+    k = int(k)
+    if k < 0:  # (JAX's words)
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if k > operand.shape[ax]:
+        raise ValueError(
+            "k argument to top_k must be no larger than size along axis; got "
+            f"k={k} with shape={list(operand.shape)} and axis={ax}"
+        )
     if ax != operand.ndim - 1:  # along another axis: that axis moved last and back
         perm = tuple(i for i in range(operand.ndim) if i != ax) + (ax,)
         back = tuple(int(i) for i in np.argsort(perm))
         values, idx = top_k(st.transpose(operand, perm), k)
         return [st.transpose(values, back), st.transpose(idx, back)]
-    n = operand.shape[-1]
-    k = int(k)
-    if not 0 <= k <= n:
-        raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {n}")
     return top_k_last(operand, k)
 
 
