@@ -13,6 +13,8 @@ and the primitive catalog (elementwise family).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
@@ -497,7 +499,7 @@ def round(a, decimals: int = 0, out=None):
     if out is not None:
         raise NotImplementedError("round: the out argument is not supported (Arrays are immutable)")
     a, passthrough = _integer_passthrough(a)
-    decimals = int(decimals)
+    decimals = operator.index(decimals)  # (JAX's TypeError for round(x, 1.5): not truncated)
     if passthrough:
         if decimals >= 0:
             return a

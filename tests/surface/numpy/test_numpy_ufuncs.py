@@ -616,6 +616,17 @@ def test_round_of_float16_scales_in_float32_as_jax(decimals):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+def test_round_refuses_a_float_number_of_decimals_as_jax():
+    # (JAX's operator.index: funcgrad truncated round(x, 1.5) to 1 decimal)
+    import jax.numpy as jnp
+
+    x = np.array([1.25, 2.5], np.float32)
+    for fn in (jnp.round, fnp.round):
+        with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+            fn(x, 1.5)
+    np.testing.assert_array_equal(fnp.round(x, np.int64(1)), jnp.round(x, np.int64(1)))
+
+
 def test_integer_power_of_any_exponent_array_is_jaxs():
     # Negative or >= 64 integer exponents (arrays) have no exact integer answer; funcgrad computes
     # JAX's value (the exponent's low 6 bits) eagerly and under jit, where eager raised NumPy's
