@@ -232,8 +232,8 @@ def _jit_flag(name, key):
 def _set_x64(on: bool) -> None:
     # NOTE: [x64 mode] (funcgrad/kernel/dtypes.py): the mode is one kernel bool; every trace and
     # compile cache is emptied on a change (JAX keys them on the mode: a function traced under
-    # one mode is traced again under the other), and jit's calls canonicalise their NumPy
-    # arguments on the staged route while 64-bit types are off.
+    # one mode is traced again under the other), and jaxlib's x64 state follows the mode, so the
+    # native route canonicalises jit's NumPy arguments while 64-bit types are off.
     if on == _dt.__dict__["x64_enabled"]:  # (the process-wide mode: NOTE: [x64 mode per thread])
         return
     _dt.set_x64(on)

@@ -1,7 +1,7 @@
 """The redirect row of ``jit``'s route table and the flags that choose it (NOTE: [jit flags]):
 ``set_jit_flags`` (called by ``funcgrad.config``), and the rows a jitted call takes while a flag is
-set -- its Python (``disable_jit``), the staged route (a user context, 32-bit mode, a thread's own
-mode, a transfer guard), a refusal (``no_execution``).
+set -- its Python (``disable_jit``), the staged route (a user context, a thread's own mode, a
+transfer guard), a refusal (``no_execution``); 32-bit mode sets jaxlib's x64 state instead.
 
 Layer: surface, below ``funcgrad.jitting`` (whose ``PjitFunction`` the rows call: ``_split``,
 ``_call``, ``_fun``) and above ``funcgrad._disable_jit``, ``funcgrad._user_contexts`` and
@@ -16,6 +16,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.xla_bridge.dispatch import set_call_redirect
+from funcgrad.xla_bridge.native import follow_x64
 
 __all__ = ["set_jit_flags"]
 
@@ -48,6 +49,8 @@ def set_jit_flags(**flags) -> None:
     if unknown:
         raise TypeError(f"set_jit_flags: unknown flags {sorted(unknown)}")
     _jit_flags.update({k: bool(v) for k, v in flags.items()})
+    if "x32" in flags:  # (32-bit mode keeps the native route: jaxlib's x64 state follows the mode)
+        follow_x64(not _jit_flags["x32"])
     if _jit_flags["no_execution"]:
         set_call_redirect(_refuse_execution)
     elif _disable_jit.threads_inside():  # (a thread's own disable_jit: each call asks its thread)
@@ -56,7 +59,6 @@ def set_jit_flags(**flags) -> None:
         set_call_redirect(_call_python)
     elif (
         _jit_flags["user_context"]
-        or _jit_flags["x32"]
         or _jit_flags["modes"]
         or _jit_flags["transfer_guard"]
         or _jit_flags["key_reuse"]  # (NOTE: [key reuse]: each call checks its key arguments)
@@ -77,7 +79,7 @@ _disable_jit.follow(set_jit_flags)  # NOTE: [disable_jit]
 
 
 def _call_staged(self, args, kwargs):
-    """A user context, 32-bit mode, a thread's own mode or a transfer guard is set: the staged
+    """A user context, a thread's own mode or a transfer guard is set: the staged
     route, whose trace cache key holds the context's value; a guard is asked about the arguments
     first (NOTE: [transfer guard]: a host argument of an eager call is an implicit host-to-device
     transfer)."""
@@ -106,5 +108,5 @@ def _refuse_execution(self, args, kwargs):
     )
 
 
-if not _dt.x64_enabled:  # JAX_ENABLE_X64=0 at import (NOTE: [x64 mode]): the staged route from the start
+if not _dt.x64_enabled:  # JAX_ENABLE_X64=0 at import (NOTE: [x64 mode]): 32-bit from the start
     set_jit_flags(x32=True)

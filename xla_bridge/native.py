@@ -22,9 +22,10 @@ import sys
 from funcgrad.xla_bridge.execute import runtime
 from funcgrad.xla_bridge.spmd_route import spmd
 
+from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.tree_util import registry as _registry
 
-__all__ = ["make_native_dispatcher", "native_dispatch_available", "waits_for_results"]
+__all__ = ["follow_x64", "make_native_dispatcher", "native_dispatch_available", "waits_for_results"]
 
 JAX_CONFIG = "jax._src.config"
 
@@ -44,7 +45,7 @@ def _init_native():
         config = jx.config.Config
         _states.extend(
             [
-                config("funcgrad_x64", True),
+                config("funcgrad_x64", bool(_fdt.x64_enabled)),  # NOTE: [x64 mode]
                 config("funcgrad_disable_jit", False),
                 config("funcgrad_post_hook", None),
             ]
@@ -52,6 +53,14 @@ def _init_native():
         jx.jax_jit.set_enable_x64_state(_states[0])
         jx.jax_jit.set_disable_jit_state(_states[1])
         jx.jax_jit.set_post_hook_state(_states[2])
+
+
+def follow_x64(on: bool) -> None:
+    """Set jaxlib's x64 state, which the C++ dispatcher reads, to funcgrad's mode (NOTE: [x64 mode]):
+    off, it canonicalises NumPy and Python-scalar arguments to 32 bits and keys its signatures on
+    the mode, as under jax's default, so jitted calls keep the native route in 32-bit mode."""
+    if _states:
+        _states[0].set_global(bool(on))
 
 
 def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096, statics: bool = True):

@@ -27,9 +27,10 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 # (``funcgrad.numpy._dtypes``: ``canonicalize_dtype``, silent, and ``check_user_dtype``, which
 # truncates an explicit request with JAX's UserWarning) serve every ``dtype=`` argument. Every
 # trace and compile cache is emptied when the mode changes (``funcgrad._config``), so a function
-# traced under one mode is traced again under the other, as JAX keys its caches on it; while 64-bit
-# types are off, jit's calls take the staged route (``jitting``'s ``x32`` flag), whose argument
-# conversion knows the mode. ``JAX_ENABLE_X64`` is read once, when this module is imported (as JAX
+# traced under one mode is traced again under the other, as JAX keys its caches on it; jaxlib's
+# x64 state, which the native route's C++ dispatcher reads, follows the mode (``_jit_route``'s
+# ``x32`` flag, ``xla_bridge.native.follow_x64``): off, it canonicalises jit's NumPy and scalar
+# arguments as under jax's default. ``JAX_ENABLE_X64`` is read once, when this module is imported (as JAX
 # reads it at import): the kernel comes first, so every value is made in that mode, however
 # funcgrad's modules are imported (``JAX_ENABLE_X64=0 python -c "import funcgrad.numpy as fnp;
 # fnp.sin(np.zeros(2))"`` gives float32), and ``funcgrad.config`` starts from ``x64_enabled``.
