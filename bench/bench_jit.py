@@ -18,6 +18,9 @@ Run: ``python bench/bench_jit.py`` (``--quick`` for fewer repeats). Cases:
 - host-arg call: the same with the argument put in "pinned_host" memory and the program moving it
   (``device_put(a, s_dev) * 2``): one copy made on the device.
 
+``--x32``: both libraries in JAX's default 32-bit mode (funcgrad's ``jax_enable_x64=False``, the
+``funcgrad.as_jax`` alias's mode), where jitted calls take the same native route since ab231afd.
+
 Every measurement runs in its own subprocess (one library per process), and the libraries take
 turns (round-robin) so that load on the shared machine hits both alike. Importing jax takes over
 jaxlib's process-wide dispatch state (NOTE: [native dispatch] in xla_bridge/dispatch.py), another
@@ -52,7 +55,8 @@ def _lib(name):
         import jax
         import jax.numpy as jnp
 
-        jax.config.update("jax_enable_x64", True)  # funcgrad runs XLA with 64-bit types too
+        if not os.environ.get("BENCH_X32"):
+            jax.config.update("jax_enable_x64", True)  # funcgrad runs XLA with 64-bit types too
         return dict(
             np=jnp,
             jit=jax.jit,
@@ -67,6 +71,9 @@ def _lib(name):
     import funcgrad
     import funcgrad.numpy as fnp
     from funcgrad.sharding import SingleDeviceSharding
+
+    if os.environ.get("BENCH_X32"):  # --x32: JAX's default mode on both sides (the alias's)
+        funcgrad.config.update("jax_enable_x64", False)
 
     return dict(
         np=fnp,
@@ -227,7 +234,10 @@ def main():
         action="store_true",
         help="time dispatch by process CPU time (less disturbed by other jobs on a shared machine)",
     )
+    ap.add_argument("--x32", action="store_true", help="both libraries in 32-bit mode (JAX's default)")
     args = ap.parse_args()
+    if args.x32:
+        os.environ["BENCH_X32"] = "1"  # read by the workers
     if args.cpu_clock:
         os.environ["BENCH_CPU_CLOCK"] = "1"  # read by the workers
     rounds = args.rounds or (2 if args.quick else 3)
