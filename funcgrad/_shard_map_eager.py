@@ -244,6 +244,11 @@ class ShardMapTrace(core.Trace):
         ``.sharding`` names ``given`` (the out_specs leaf as written, as JAX's eager shard_map
         reports it: ``P()`` stays ``P()``) when that is a PartitionSpec over a concrete mesh."""
         spec = spec_of_norm(norm_spec)
+        ur = (getattr(given, "unreduced", None), getattr(given, "reduced", None))
+        if isinstance(given, PartitionSpec) and any(ur):
+            # (an output unreduced or reduced along axes: each device's block as it is, the
+            # partial sums or copies its type says, as JAX's eager shard_map keeps them)
+            spec = PartitionSpec(*spec, unreduced=ur[0] or frozenset(), reduced=ur[1] or frozenset())
         auto = _auto_spec(core.get_aval(stacked), self.manual)
         if auto is not None:
             # (a partially manual body's result keeps its type along the automatic axes, as the

@@ -30,6 +30,7 @@ import math
 
 from funcgrad import _shard_map_eager as _eager
 from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _unreduced_rules as ur
@@ -313,13 +314,18 @@ class _LogicalLinear(ad.LinearFunction):
             c if k == 1 or type(c) is ad.Zero else ew.div(asarray(c), k) for c, k in zip(cotangents, shares)
         ]
         cts_in = super().transpose(cts)
-        return [ct if not a or type(ct) is ad.Zero else co.psum(ct, a) for ct, a in zip(cts_in, self.in_sums)]
+        sums = zip(cts_in, self.in_sums)
+        cts_in = [ct if not a or type(ct) is ad.Zero else co.psum(ct, a) for ct, a in sums]
+        # (typed as its primal, as JAX's cotangents are: jacrev's results vary as its inputs)
+        return [ct if type(ct) is ad.Zero else hooks.vary_like(ct, a) for ct, a in zip(cts_in, self.in_avals)]
 
 
 def _logical_transpose(trace, seeds, mesh, manual, lin, primals, outputs):
     """shard_map's transpose convention (NOTE: [transpose conventions] in kernel/ad.py)."""
     adjustment = vma_adjustment(trace, seeds, mesh, primals, outputs, manual)
-    return lin if adjustment is None else _LogicalLinear(lin, *adjustment)
+    if adjustment is None:  # (nothing to sum or share: its cotangents typed still)
+        adjustment = [()] * len(lin.in_avals), [1] * len(lin.out_avals)
+    return _LogicalLinear(lin, *adjustment)
 
 
 def _eager_logical_transpose(trace, lin, primals, outputs):

@@ -77,6 +77,7 @@ from funcgrad._vma import (
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.lax import parallel as _lax_parallel  # noqa: F401 - registers hooks.vary_like (full_like's pvary)
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
 from funcgrad.primitives import sharding as shp

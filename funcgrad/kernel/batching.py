@@ -158,7 +158,14 @@ def _lane_aval(x, dim) -> ShapedArray:
     aval = core.get_aval(x)
     if dim is None:
         return aval
-    return ShapedArray(aval.shape[:dim] + aval.shape[dim + 1 :], aval.dtype, aval.weak_type)
+    return _keep_mat(ShapedArray(aval.shape[:dim] + aval.shape[dim + 1 :], aval.dtype, aval.weak_type), aval)
+
+
+def _keep_mat(out: ShapedArray, aval) -> ShapedArray:
+    """One example's type varies along the manual axes the batch does (NOTE: [varying axes in
+    staged types]: jacrev's results in a checked shard_map body)."""
+    mat = getattr(aval, "mat", None)
+    return out if mat is None or mat.empty else out.with_manual_axis_type(mat)
 
 
 def _jaxprs_mention(primitive, params, name) -> bool:
@@ -189,7 +196,7 @@ class BatchTracer(Tracer):
             # One example's type keeps the other dimensions' shardings (NOTE: [sharding in types]).
             spec = (*s.spec, *([None] * (aval.ndim - len(s.spec))))
             s = s.with_spec(type(s.spec)(*spec[:bd], *spec[bd + 1 :]))
-        return ShapedArray(shape, aval.dtype, aval.weak_type, s)
+        return _keep_mat(ShapedArray(shape, aval.dtype, aval.weak_type, s), aval)
 
 
 class BatchTrace(core.Trace):

@@ -114,6 +114,25 @@ for name, (op, spec) in collectives.items():
     cases[f"collective {name}"] = [np.asarray(f(v8)).tolist(), seen[-1], "pvary[axes=('i',)" in text]
 
 
+# jacrev's results in a body vary as its inputs (test_jacrev_explicit_complex)
+m22 = jax.sharding.Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+w68 = jnp.arange(48.0, dtype=np.float32).reshape(6, 8)
+x20 = jnp.arange(120.0, dtype=np.float32).reshape(20, 6)
+
+
+def jac_body(w, a, b):
+    ret = jax.jacrev(lambda w, xs: [jnp.sum(z @ w, axis=-1) for z in xs], argnums=1)(w, (a, b))
+    outs = [ret[0][0], ret[0][1], ret[1][0], ret[1][1]]
+    seen.append([sorted(jax.typeof(o).mat.varying) for o in outs])
+    return tuple(outs)
+
+
+seen = []
+specs = (P("x"), P("y"), P("x"), P("y"))
+jac = jax.jit(jax.shard_map(jac_body, mesh=m22, in_specs=(P(), P("x"), P("y")), out_specs=specs))
+cases["jacrev types"] = [[float(np.asarray(o).sum()) for o in jac(w68, x20, x20)], seen[-1]]
+
+
 for where, wrap in (("eager", lambda f: f), ("jit", jax.jit)):
     seen = []
     out = wrap(jax.shard_map(typed, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
@@ -161,6 +180,7 @@ def test_as_jax(results, name):
 
 TYPES = [f"{k} {w}" for k in ("likes vary", "map step types") for w in ("eager", "jit")]
 TYPES += [f"collective {k}" for k in ("psum", "pmax", "all_gather", "ppermute", "psum_scatter")]
+TYPES += ["jacrev types"]
 
 
 @pytest.mark.parametrize("case", TYPES)

@@ -275,3 +275,20 @@ def test_weight_gradient_through_a_loop_transpose_stays_unreduced_as_jax(loop):
     one_device = np.asarray(funcgrad.grad(model(funcgrad))(w0, x0))
     np.testing.assert_allclose(full, one_device, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(full, jfull, rtol=1e-5, atol=1e-6)
+
+
+def test_eager_shard_map_unreduced_output_as_jax():
+    """An eager shard_map's output with out_specs P(unreduced=...) keeps each device's block (its
+    partial sums): funcgrad took device 0's block and zeros elsewhere, so resharding it to P()
+    gave [0, 1, 2, 3] where jax sums the partials (shard_map_test test_eager_unreduced_out)."""
+
+    def build(lib, sh):
+        P = sh.PartitionSpec
+        arr = lib.device_put(np.arange(8.0, dtype=np.float32), P("x"))
+        f = lib.shard_map(lambda x: lib.lax.pcast(x, "x", to="unreduced"), out_specs=P(unreduced={"x"}))
+        out = f(arr)
+        blocks = [np.asarray(s.data).tolist() for s in out.addressable_shards]
+        return [str(out.sharding.spec), blocks, np.asarray(lib.reshard(out, P())).tolist()]
+
+    got, want = _on_both(build, shape=(2,), names=("x",))
+    assert got == want
