@@ -9,14 +9,25 @@ call returns) and must return exactly the declared results. An ordered debug cal
 returns a token, chained through the function body, so ordered callbacks run in program order;
 an ordered ``io_callback`` joins the same chain.
 
-Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
+Layer: xla_bridge (compiler half). Imports the primitive catalog, the kernel (staging: a debug
+callback in a partially manual shard_map body lowers as a small program of primitives, through
+``rules._lapack.lower_fun``) and ``xla_bridge.emitter``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import collectives as co
+from funcgrad.primitives import control_flow as cf
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import sharding as shp
 from funcgrad.primitives.callbacks import check_results, debug_callback_p, io_callback_p, pure_callback_p
 from funcgrad.xla_bridge.emitter import aval_type, register
+from funcgrad.xla_bridge.rules._lapack import lower_fun
+
+from funcgrad.kernel import batching
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
 # XLA's Python callback handler per platform.
 CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}
@@ -117,6 +128,17 @@ def _pure_callback(ctx, *args, callback, result_avals, vmap_method, sharding=Non
 
 @register(debug_callback_p)
 def _debug_callback(ctx, *args, callback, ordered, partitioned=False):
+    spmd = ctx.fb.module.spmd
+    auto = _auto_axes(spmd)
+    if auto and not ordered:
+        # In a partially manual shard_map body, as JAX's lowering: a shard_map manual over the
+        # automatic axes too, whose device 0 along them runs the callback (XLA's partitioner
+        # refuses a side-effecting custom call it would have to replicate).
+        mesh = spmd.manual[-1][0]
+        params = {"callback": callback, "ordered": ordered, "partitioned": partitioned}
+        return lower_fun(
+            ctx.fb, lambda *xs: _on_first_auto_device(mesh, auto, xs, params), ctx.avals_in, args
+        )
     if not ordered:
 
         def host(*arrays):
@@ -131,6 +153,33 @@ def _debug_callback(ctx, *args, callback, ordered, partitioned=False):
         return (token,)
 
     _chain(ctx, args, ordered_host, [], partitioned=partitioned)
+    return []
+
+
+def _auto_axes(spmd) -> tuple:
+    """The automatic mesh axes of the partially manual shard_map body being lowered (none
+    outside one, or in a fully manual one)."""
+    if spmd is None or not spmd.manual:
+        return ()
+    manual = set(spmd.manual_axes())
+    return tuple(n for n in spmd.manual[-1][0].axis_names if n not in manual)
+
+
+def _on_first_auto_device(mesh, auto, xs, params) -> list:
+    avals = [ShapedArray(np.shape(x), x.dtype) for x in xs]
+
+    def body(*ys):
+        first = ew.eq_p.bind(co.axis_index_p.bind(axis_name=auto), np.int32(0))
+        index = ew.convert_element_type(first, np.int32)
+        skip = trace_to_jaxpr(lambda *zs: [], avals)
+        run = trace_to_jaxpr(lambda *zs: list(debug_callback_p.bind(*zs, **params)), avals)
+        cf.cond_p.bind(index, *ys, branches=(skip, run))
+        return []
+
+    with batching.extend_axis_env(shp.mesh_frames(mesh, auto)):
+        inner = trace_to_jaxpr(body, avals)
+    in_specs = tuple(((),) * a.ndim for a in avals)
+    shp.shard_map_p.bind(*xs, jaxpr=inner, mesh=mesh, in_specs=in_specs, out_specs=(), manual_axes=auto)
     return []
 
 

@@ -133,6 +133,24 @@ jac = jax.jit(jax.shard_map(jac_body, mesh=m22, in_specs=(P(), P("x"), P("y")), 
 cases["jacrev types"] = [[float(np.asarray(o).sum()) for o in jac(w68, x20, x20)], seen[-1]]
 
 
+# A debug callback in a partially manual body under jit runs once per manual block, on the first
+# device along the automatic axes (test_debug_print_jit_partial_auto: XLA refused the program)
+calls = []
+
+
+def partial_body(v):
+    note = lambda i, b: calls.append([int(i), np.asarray(b).tolist()])  # noqa: E731
+    jax.debug.callback(note, jax.lax.axis_index("x"), v)
+    return jnp.cos(v)
+
+
+pf = jax.shard_map(partial_body, mesh=m22, in_specs=P("x"), out_specs=P("x"), axis_names=frozenset({"x"}))
+pf = jax.jit(pf)
+out = pf(jnp.arange(8.0, dtype=np.float32))
+jax.effects_barrier()
+cases["callback in a partial body"] = [np.round(np.asarray(out), 5).tolist(), sorted(calls)]
+
+
 for where, wrap in (("eager", lambda f: f), ("jit", jax.jit)):
     seen = []
     out = wrap(jax.shard_map(typed, mesh=mesh, in_specs=P("i"), out_specs=P("i")))(x)
@@ -180,7 +198,7 @@ def test_as_jax(results, name):
 
 TYPES = [f"{k} {w}" for k in ("likes vary", "map step types") for w in ("eager", "jit")]
 TYPES += [f"collective {k}" for k in ("psum", "pmax", "all_gather", "ppermute", "psum_scatter")]
-TYPES += ["jacrev types"]
+TYPES += ["jacrev types", "callback in a partial body"]
 
 
 @pytest.mark.parametrize("case", TYPES)
