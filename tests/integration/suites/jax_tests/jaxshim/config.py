@@ -131,7 +131,40 @@ class ExplicitX64Mode(enum.StrEnum):
     ALLOW = "allow"
 
 
+class _MeshState:
+    """JAX's thread-local mesh contexts, ``config.device_context`` (the concrete mesh
+    ``set_mesh`` sets) and ``config.abstract_mesh_context_manager`` (``use_abstract_mesh``'s):
+    ``set_local`` sets them, as pjit_test's test_set_mesh resets them after ``jax.set_mesh``."""
+
+    def __init__(self, abstract: bool):
+        self.abstract = abstract
+
+    @property
+    def value(self):
+        from funcgrad import sharding
+
+        return sharding.get_abstract_mesh() if self.abstract else sharding.get_mesh()
+
+    def set_local(self, value) -> None:
+        from funcgrad import _meshes, sharding
+
+        if not self.abstract:
+            sharding.set_mesh(value)
+        elif value is None or value.empty:
+            _meshes._context.abstract.clear()
+        else:
+            _meshes._context.abstract[:] = [value]
+
+
+_MESH_STATES = {
+    "device_context": _MeshState(abstract=False),
+    "abstract_mesh_context_manager": _MeshState(abstract=True),
+}
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in _MESH_STATES:
+        return _MESH_STATES[name]
     return _State(name if name.startswith("jax_") else f"jax_{name}")
