@@ -209,6 +209,25 @@ class ShapeDtypeStruct:
         return hash((self.shape, self.dtype, self.weak_type, self.is_ref))
 
 
+def abstract_keys(tree):
+    """``ShapeDtypeStruct``s of a typed PRNG key dtype as key arrays over their data's abstract
+    value (``uint32[*shape, *key_shape]``), which is what the transformations see of a key array
+    (NOTE: [public pytree registry]): JAX takes them as abstract keys
+    (``eval_shape(random.split, ShapeDtypeStruct((), key.dtype))``, ``jit(f).lower`` of one)."""
+
+    def key_of(x):
+        aval = getattr(x, "aval", None) if type(x) is ShapeDtypeStruct else None
+        if hasattr(getattr(x, "dtype", None), "_impl") and hasattr(aval, "raise_val"):
+            (data,) = aval.lo_ty()
+            return aval.raise_val(data)
+        return x
+
+    is_sds = lambda x: isinstance(x, ShapeDtypeStruct)  # noqa: E731
+    if all(key_of(x) is x for x in tu.tree_leaves(tree, is_leaf=is_sds)):
+        return tree  # (the arguments as given: static ones are not rebuilt)
+    return tu.tree_map(key_of, tree, is_leaf=is_sds)
+
+
 class _RefStaged(Staged):
     """A staged call whose program reads or writes Refs (``plan``, a ``RefPlan``): its outputs are
     the function's, then the written Refs' final values; the call unflattens them as a pair."""

@@ -33,6 +33,7 @@ from funcgrad import (
     xla_bridge,
 )
 from funcgrad import _shard_map_eager as _sm_eager
+from funcgrad._aot import abstract_keys
 from funcgrad._api_util import (
     JACOBIAN_DOC,
     abstractify,
@@ -401,6 +402,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     >>> eval_shape(lambda x: x @ x.T, ShapeDtypeStruct((3, 4), "float32"))
     ShapeDtypeStruct(shape=(3, 3), dtype=float32)
     """
+    args, kwargs = abstract_keys((args, kwargs))
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
     flat_in = [abstract_ref(x) for x in flat_in]  # (ShapeDtypeStruct(is_ref=True): a Ref of its type)
     # Refs and mutable boxes are state, traced as jit traces them (NOTE: [refs are functionalised

@@ -37,6 +37,7 @@ from funcgrad._aot import (
     ShapeDtypeStruct,
     Traced,
     _RefStaged,
+    abstract_keys,
     result_paths,  # noqa: F401 - re-exported (funcgrad.export)
 )
 from funcgrad._jit_params import (
@@ -275,6 +276,7 @@ class PjitFunction(JitStaging):
         >>> print(jit(fnp.sin).trace(1.0).jaxpr)
         { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
         """
+        args, kwargs = abstract_keys((args, kwargs))  # (a typed key's ShapeDtypeStruct: abstract keys)
         staged, flat, donated = self._stage(args, kwargs, abstract=True)
         _, _, dyn_args, dyn_kwargs = self._split(args, kwargs)
         _, tree = tu.tree_flatten((tuple(dyn_args), dict(dyn_kwargs)))

@@ -61,3 +61,24 @@ def test_jvp_and_linearize_take_a_key_s_float0_tangent_of_its_shape_as_jax():
 
     for got, want in zip(run(funcgrad), run(jax), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_shape_dtype_structs_of_a_key_dtype_stand_for_abstract_keys_as_jax():
+    # (eval_shape and jit's lower/trace of a ShapeDtypeStruct of key<fry>: funcgrad traced it as raw
+    # key data of shape () and refused it, 'expected key_data.ndim >= 1')
+    jax = pytest.importorskip("jax")
+
+    def run(lib):
+        kd = lib.random.key(0).dtype
+        sds = lib.ShapeDtypeStruct((3,), kd)
+        split = lambda k: lib.random.split(k[0], 2)  # noqa: E731
+        draw = lambda k: lib.random.normal(k, (2,), np.float32)  # noqa: E731
+        lowered = lib.jit(split).lower(sds)
+        got = lowered.compile()(lib.random.split(lib.random.key(4), 3))
+        one = lib.ShapeDtypeStruct((), kd)
+        shapes = (lib.eval_shape(split, sds), lib.eval_shape(draw, one), lowered.out_info)
+        return [(s.shape, str(s.dtype)) for s in shapes], lib.random.key_data(got)
+
+    (ours, got), (theirs, want) = run(funcgrad), run(jax)
+    assert ours == theirs
+    np.testing.assert_array_equal(got, want)
