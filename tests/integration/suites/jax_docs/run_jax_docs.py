@@ -267,11 +267,10 @@ def cell_seconds(cell) -> float | None:
 
 def kernel_cpu_seconds(cell) -> float | None:
     """The CPU seconds printed by ``_CPU_CELL``'s run (None when the kernel stopped before it)."""
-    for out in cell.get("outputs", []):
-        for line in out.get("text", "").splitlines():
-            if line.startswith(_CPU_MARK):
-                return round(float(line.split()[1]), 1)
-    return None
+    # (the streams' texts joined: a printed line may arrive in two outputs)
+    text = "".join(out.get("text", "") for out in cell.get("outputs", []))
+    m = re.search(re.escape(_CPU_MARK) + r"\s+([0-9.eE+-]+)", text)
+    return round(float(m.group(1)), 1) if m else None
 
 
 def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, float, float | None]:
