@@ -45,7 +45,7 @@ def _init_native():
         config = jx.config.Config
         _states.extend(
             [
-                config("funcgrad_x64", bool(_fdt.x64_enabled)),  # NOTE: [x64 mode]
+                config("funcgrad_x64", bool(_fdt.__dict__["x64_enabled"])),  # (the process-wide mode)
                 config("funcgrad_disable_jit", False),
                 config("funcgrad_post_hook", None),
             ]
