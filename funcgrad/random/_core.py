@@ -400,6 +400,8 @@ def fold_in(key, data):
     if isinstance(data, core.Tracer | Array):
         d = ew.convert_element_type(data, _U32)
     else:
+        if type(data) is int and not 0 <= data <= 0xFFFFFFFF:  # (JAX's jnp.uint32(data): NumPy's words)
+            raise OverflowError(f"Python integer {data} out of bounds for uint32")
         d = _u32(int(data) & 0xFFFFFFFF)
     keys = _typed(key, "fold_in")
     return _same_kind(key, KeyArray(keys._impl, keys._impl.fold_in(keys._base_array, d)))

@@ -26,6 +26,17 @@ def test_keys_and_split_match_jax(seed):
     np.testing.assert_array_equal(np.asarray(fr.fold_in(k, 123)), np.asarray(jr.fold_in(jk, 123)))
 
 
+def test_fold_in_refuses_python_ints_outside_uint32_as_jax():
+    # (JAX converts the data with jnp.uint32: NumPy's OverflowError; funcgrad wrapped them)
+    k, jk = fr.key(3), jr.key(3)
+    for data in (-1, 2**32, 2**40):
+        for lib, key in ((fr, k), (jr, jk)):
+            with pytest.raises(OverflowError, match=f"Python integer {data} out of bounds for uint32"):
+                lib.fold_in(key, data)
+    for data in (0, 2**32 - 1, np.int64(2**40)):  # (a NumPy integer wraps, as in JAX)
+        np.testing.assert_array_equal(fr.key_data(fr.fold_in(k, data)), jr.key_data(jr.fold_in(jk, data)))
+
+
 @pytest.mark.parametrize("x64", [False, True])
 def test_seed_words_match_jax_in_both_modes(x64):
     # The high word is a logical shift in the seed's canonical dtype: 0 for int32/uint32 seeds and
