@@ -15,7 +15,6 @@ import builtins
 
 import numpy as np
 
-from funcgrad.kernel import core
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -24,11 +23,10 @@ from funcgrad.numpy._core import (
     convert,
     promote_args_inexact,
 )
-from funcgrad.numpy.creation import linspace
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import where
 from funcgrad.numpy.manipulation import ravel, reshape, stack
-from funcgrad.numpy.misc import _EMPTY_RANGE, bincount
+from funcgrad.numpy.misc import bincount, count_bin_edges
 from funcgrad.numpy.numeric import diff
 from funcgrad.numpy.sorting import searchsorted
 
@@ -60,23 +58,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     n = concrete_int(bins, "histogram_bin_edges: bins")
     if n < 1:
         raise ValueError(f"histogram_bin_edges: bins must be positive, got {n}")
-    if range is None:
-        if a.shape[0] == 0:  # (the data's minimum: JAX's error; NumPy bins over [0, 1])
-            raise ValueError(_EMPTY_RANGE)
-        lo, hi = reductions.min(a), reductions.max(a)
-    else:
-        if len(range) != 2:
-            raise ValueError(f"histogram_bin_edges: range must be a pair (min, max), got {range!r}")
-        lo, hi = (convert(asarray(v), a.dtype) for v in range)
-    known = [core.concrete_value(v) for v in (lo, hi)]
-    if all(k is not None for k in known):  # NumPy's checks, where the bounds are known
-        if not np.all(np.isfinite(known)):
-            raise ValueError(f"histogram_bin_edges: the range [{known[0]}, {known[1]}] is not finite")
-        if known[0] > known[1]:
-            raise ValueError("histogram_bin_edges: max must be larger than min in range")
-    same = lo == hi
-    lo, hi = where(same, lo - 0.5, lo), where(same, hi + 0.5, hi)
-    return linspace(lo, hi, n + 1, dtype=a.dtype)
+    return count_bin_edges(a, n, range)
 
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):

@@ -181,6 +181,27 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
 _EMPTY_RANGE = "zero-size array to reduction operation min which has no identity"
 
 
+def count_bin_edges(a, bins: int, range=None):
+    """The ``bins + 1`` edges of a bin count, JAX's ``histogram_bin_edges`` formula, the same eager
+    and traced: ``range`` (default the data's minimum and maximum) in ``a``'s (inexact) dtype,
+    widened by 0.5 on each side where its width ``hi - lo`` is 0, then ``linspace`` in that dtype
+    (no NumPy checks of the bounds: an infinite or reversed range spaces as jax's does)."""
+    if range is None:
+        if not a.shape[0]:  # (the data's minimum: JAX's error, eager and traced)
+            raise ValueError(_EMPTY_RANGE)
+        lo, hi = reductions.min(a), reductions.max(a)
+    else:
+        if np.shape(range) != (2,):
+            raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
+        lo, hi = (convert(asarray(v), a.dtype) for v in range)
+    flat = ew.eq_p.bind(
+        ew.sub_p.bind(reductions.max(stack([lo, hi])), reductions.min(stack([lo, hi]))), constant(0, a.dtype)
+    )
+    half = constant(0.5, a.dtype)
+    lo, hi = select(flat, ew.sub_p.bind(lo, half), lo), select(flat, ew.add_p.bind(hi, half), hi)
+    return linspace(lo, hi, int(bins) + 1, dtype=a.dtype)
+
+
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """Counts (or summed ``weights``) of ``a`` in ``bins`` (a count with a static ``range``, or the
     edges), and the edges; the last bin includes its right edge, as in NumPy.
@@ -193,40 +214,23 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     if a.dtype.kind == "c" and (a.shape[0] or range is not None or not isinstance(bins, int | np.integer)):
         return _complex_histogram(a, bins, range, weights, density)
     if isinstance(bins, int | np.integer):
-        if range is None and not a.shape[0]:  # (the data's minimum: JAX's error, eager and traced)
-            raise ValueError(_EMPTY_RANGE)
-        value = core.concrete_value(a) if range is None else None
-        if range is None and value is None and a.shape[0]:
-            # A traced a: the data's range, computed in the program (as JAX's histogram_bin_edges).
-            lo, hi = reductions.min(a), reductions.max(a)
-            same = ew.eq_p.bind(lo, hi)
-            half = constant(0.5, a.dtype)
-            lo, hi = select(same, ew.sub_p.bind(lo, half), lo), select(same, ew.add_p.bind(hi, half), hi)
-            edges = linspace(lo, hi, int(bins) + 1, dtype=a.dtype)
-        else:
-            if range is None:
-                lo, hi = float(value.min()), float(value.max())
-            else:
-                lo, hi = (float(v) for v in range)
-            if lo == hi:
-                lo, hi = lo - 0.5, hi + 0.5
-            edges = asarray(np.linspace(lo, hi, int(bins) + 1), a.dtype)
+        edges = count_bin_edges(a, bins, range)
     else:
         edges = convert(asarray(bins), a.dtype)
     n_bins = edges.shape[0] - 1
     position = searchsorted(edges, a, side="right")
     idx_dtype = aval(position).dtype  # (int32 under JAX's rules, NOTE: [JAX's dtype rules in 64-bit mode])
-    index = ew.sub_p.bind(position, constant(1, idx_dtype))
-    # Values equal to the last edge belong to the last bin; values outside are dropped.
+    # JAX's counting: a value equal to the last edge is in the last bin; one below the first edge
+    # lands at 0 (cut off after), one above the last past the end (dropped), and a value the
+    # comparisons cannot place (NaN, or any with NaN edges) where searchsorted puts it
     at_end = ew.eq_p.bind(a, getitem(edges, -1))
-    index = select(at_end, constant(n_bins - 1, idx_dtype), index)
-    inside = ew.and_p.bind(ew.ge_p.bind(a, getitem(edges, 0)), ew.le_p.bind(a, getitem(edges, -1)))
-    index = select(inside, index, constant(n_bins, idx_dtype))
+    position = select(at_end, constant(n_bins, idx_dtype), position)
     w = constant(1, a.dtype, a.shape) if weights is None else convert(ravel(asarray(weights)), a.dtype)
-    counts = IndexUpdateHelper(constant(0, a.dtype, (n_bins,)))[index].add(w, mode="drop")
+    counts = IndexUpdateHelper(constant(0, a.dtype, (n_bins + 1,)))[position].add(w, mode="drop")
+    counts = getitem(counts, slice(1, None))
     if density:
         widths = ew.sub_p.bind(getitem(edges, slice(1, None)), getitem(edges, slice(None, -1)))
-        counts = ew.div_p.bind(ew.div_p.bind(counts, reductions.sum(counts)), widths)
+        counts = ew.div_p.bind(ew.div_p.bind(counts, widths), reductions.sum(counts))  # (JAX's order)
     return counts, edges
 
 

@@ -428,8 +428,14 @@ def test_histograms_trace_and_differentiate_in_the_weights():
     np.testing.assert_array_equal(np.asarray(g), inside.astype(float))
     with pytest.raises(ConcretizationTypeError):
         funcgrad.jit(lambda x: fnp.histogram_bin_edges(x, "auto"))(x)
-    with pytest.raises(ValueError, match="not finite"):
-        fnp.histogram_bin_edges(np.array([1.0, np.nan]), 3)
+    # data with NaN: jax's edges (NaN from the NaN maximum; NumPy refuses a non-finite range)
+    import jax.numpy as jnp
+
+    got, want = (
+        fnp.histogram_bin_edges(np.array([1.0, np.nan]), 3),
+        jnp.histogram_bin_edges(np.array([1.0, np.nan]), 3),
+    )
+    assert np.isnan(np.asarray(got)).tolist() == np.isnan(np.asarray(want)).tolist()
 
 
 @pytest.mark.parametrize(
@@ -497,6 +503,34 @@ def test_linear_quantiles_weigh_the_neighbours_as_jax():
                     np.testing.assert_array_equal(np.asarray(got32), np.asarray(want))
                     assert np.isnan(np.asarray(got)).tolist() == np.isnan(np.asarray(want)).tolist()
     assert float(fnp.quantile(np.array([np.inf, -3.0]), 0.5)) == np.inf
+
+
+def test_histograms_are_jax_s_eager_and_traced():
+    # One formula eager and traced, JAX's (the four-way fuzzer: histogram of [inf, inf, inf] eagerly
+    # had NumPy's float64 linspace edges [nan, nan, nan, inf] and dropped the values -- counts
+    # [0, 0, 0] where jax gives edges [nan, inf, inf, inf] and [0, 0, 3]; a range that is infinite
+    # or reversed raised NumPy's ValueError where jax computes; density divided in NumPy's order)
+    import jax
+    import jax.numpy as jnp
+    from jax._src import config as jax_config
+
+    inf = np.inf
+    rng = np.random.default_rng(4)
+    xs = [np.array([inf, inf, inf]), np.array([1.0, 1.0]), np.array([-inf, 2.0]), np.array([np.nan, 1.0])]
+    kws = [
+        {"bins": 3}, {"bins": 4, "range": (0.0, 2.0)}, {"bins": 2, "range": (1.0, 1.0)},
+        {"bins": 3, "density": True}, {"bins": 2, "range": (0.0, inf)}, {"bins": 2, "range": (2.0, 0.0)},
+    ]  # fmt: skip
+    for x in xs + [rng.normal(size=9)]:
+        for dt in (np.float32, np.float64):
+            for kw in kws + [{"bins": 3, "weights": np.abs(x.astype(dt)) + 1, "density": True}]:
+                with jax_config.enable_x64(True):
+                    want = jnp.histogram(x.astype(dt), **kw)
+                for f in (fnp.histogram, funcgrad.jit(lambda x, kw=kw: fnp.histogram(x, **kw))):
+                    got = f(x.astype(dt), **kw) if f is fnp.histogram else f(x.astype(dt))
+                    for g, w in zip(got, want):
+                        assert repr(np.asarray(g).tolist()) == repr(np.asarray(w).tolist()), (x, dt, kw)
+    assert jax.jit(lambda x: jnp.histogram(x, 3))(xs[0])[0].tolist() == [0.0, 0.0, 3.0]
 
 
 def test_nearest_quantile_takes_the_lower_neighbour_at_a_tie_as_jax():
