@@ -31,6 +31,7 @@ Run (from tests/integration; one core): ``python -m _fuzz.ops_quad --seed 1 --ca
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 
 import numpy as onp
@@ -200,6 +201,11 @@ def _lax_more(draw):
         dt = draw(st.sampled_from(_LDT + ["int32"]))
         pad = [(draw(st.integers(-2, 2)), draw(st.integers(-2, 2))) for _ in range(nd)]
         win = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+        if all(w == 1 for w in win):
+            # (a window of ones with a negative padding aborts XLA's algebraic simplifier in jaxlib
+            # 0.10.2, jax's process and funcgrad's alike: reduce_window(x, -inf, max, (1,), (1,),
+            # [(0, -1)]) of a float32/float16 x under jit, 'Check failed: computation->Accept')
+            win = (2,) + win[1:]
         strides = tuple(draw(st.integers(1, 2)) for _ in range(nd))
         fn, init = draw(st.sampled_from([("lax.add", "0"), ("lax.max", "-np.inf"), ("lax.min", "np.inf")]))
         if dt == "int32":
@@ -285,7 +291,10 @@ def ways(name, expr, inputs):
 def check_call(name, expr, inputs):
     """The outcomes of a call's cases that are not ok (each a compare.Outcome), and the count run."""
     bad, n = [], 0
+    trace = os.environ.get("FUNCGRAD_FUZZ_TRACE")
     for case in ways(name, expr, inputs):
+        if trace:  # (the running case's reproducer: what to rerun when XLA aborts the process)
+            pathlib.Path(trace).write_text(case.script())
         with programs.mode(case.x64):
             outcome = compare.check(case)
         n += 1
