@@ -176,6 +176,22 @@ def test_public_objects_read_as_jax_public_paths():
     assert run([sys.executable, "-c", code]).stdout.strip() == "True"
 
 
+def test_infer_argnums_and_argnames_as_jax():
+    # e3nn-jax (jax-md's neural networks) imports it from jax._src.api_util
+    code = textwrap.dedent(
+        """
+        import inspect
+        from jax._src.api_util import infer_argnums_and_argnames as f
+        sig = inspect.signature(lambda a, b, /, c, d=1, *e, g, **h: a)
+        print([f(sig, n, s) for n, s in [(None, None), (None, "c"), (None, ("d", "g")), (2, None),
+               ((0, 3), None), (1, "zz"), ([2], ["c"])]])
+        """
+    )
+    jax_side, alias_side = run([sys.executable, "-c", code]), run([*ALIAS, "-c", code])
+    assert jax_side.returncode == 0, jax_side.stderr[-2000:]
+    assert alias_side.stdout == jax_side.stdout, alias_side.stderr[-2000:]
+
+
 def test_alias_is_opt_in_and_refused_after_real_jax():
     # import funcgrad alone leaves `import jax` alone
     code = "import funcgrad, funcgrad.numpy, jax; print(jax.__file__)"
