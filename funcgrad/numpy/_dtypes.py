@@ -380,6 +380,11 @@ def result_type(*arrays_and_dtypes, return_weak_type_flag: bool = False):
         raise ValueError("at least one array or dtype is required")
     # (None stands for the default float, as in JAX's and NumPy's result_type)
     pairs = [_dtype_or_value_pair(_dt.default_float if a is None else a) for a in arrays_and_dtypes]
+    if any(d == _dt.float0 for d, _ in pairs):
+        # (float0, an integer input's tangent: its own result type, never promoted, as JAX's)
+        if all(d == _dt.float0 for d, _ in pairs):
+            return (_dt.float0, False) if return_weak_type_flag else _dt.float0
+        raise ValueError(f"dtype={_dt.float0!r} is not a valid dtype for JAX type promotion.")
     if _lattice_rules():
         out = _lattice_result_type(pairs)
     else:

@@ -336,3 +336,20 @@ def test_arange_values_as_jax():
         np.testing.assert_array_equal(
             np.asarray(got, np.float64), np.asarray(want, np.float64), err_msg=str(args)
         )
+
+
+def test_result_type_of_float0_as_jax():
+    # (session 20's transformation-composition fuzzer, seed 2005: a float0 gradient of an integer
+    # input under allow_int reached result_type, which raised KeyError: 'V') float0 is its own
+    # result type; promoting it with anything else is JAX's ValueError
+    jax = pytest.importorskip("jax")
+    z = np.zeros(3, jax.dtypes.float0)
+    for args in [(z,), (z, z), (jax.dtypes.float0,)]:
+        assert fnp.result_type(*args) == jax.numpy.result_type(*args) == jax.dtypes.float0
+    for args in [(z, 1.0), (z, np.float32(1))]:
+        with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
+            jax.numpy.result_type(*args)
+        with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
+            fnp.result_type(*args)
+    g = funcgrad.grad(lambda x, n: fnp.sum(x * n), argnums=(0, 1), allow_int=True)(np.ones(3), np.arange(3))
+    assert fnp.result_type(g[1]) == jax.dtypes.float0
