@@ -169,6 +169,9 @@ class ShardMapTrace(core.Trace):
         self.staged = staged  # funcgrad.parallel.shard_map
         self.eqn_varying = eqn_varying
         self.lead = PartitionSpec(self.manual)  # the stacked blocks' leading dimension
+        # (primitive, avals, out avals, params) -> each result's (unreduced, reduced) manual axes
+        # in a checked body (funcgrad._shard_map_body's rule, set by funcgrad.parallel), or None
+        self.ur_rule = None
 
     def describe(self) -> str:
         return "an eager shard_map body"
@@ -302,6 +305,15 @@ class ShardMapTrace(core.Trace):
         else:
             out_vma = [frozenset(self.manual)] * len(outs)
         tracers = [ShardMapTracer(self, o, v) for o, v in zip(outs, out_vma)]
+        if self.check and self.ur_rule is not None and tracers:
+            # (the unreduced and reduced axes of a fully manual body's values, as a staged body
+            # types them: an operation without a rule for them is refused, as JAX's)
+            avals = [core.get_aval(a) for a in args]
+            urs = self.ur_rule(primitive, avals, [t.aval for t in tracers], params)
+            for t, (u, r) in zip(tracers, urs):
+                if u or r:
+                    t.vma = t.vma - u - r
+                    t._aval.manual_axis_type = ManualAxisType(varying=t.vma, unreduced=u, reduced=r)
         return tracers if primitive.multiple_results else tracers[0]
 
 

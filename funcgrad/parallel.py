@@ -40,6 +40,7 @@ from funcgrad._shard_map_body import (  # (_bodies re-exported: funcgrad._pmap)
     _UR,
     _bodies,
     _inside_body,
+    _manual_ur,
 )
 from funcgrad._shard_map_specs import (  # (_SpecsAfterTrace re-exported: funcgrad._pmap)
     Infer,
@@ -76,11 +77,13 @@ from funcgrad._vma import (
 )
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.lax import parallel as _lax_parallel  # noqa: F401 - registers hooks.vary_like (full_like's pvary)
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
 from funcgrad.primitives import sharding as shp
+from funcgrad.ref import new_ref
 
 __all__ = ["shard_map", "smap", "vma_adjustment"]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
@@ -140,6 +143,12 @@ def shard_map(
     @functools.wraps(f)
     def mapped(*args):
         flat, in_tree = tu.tree_flatten(args)
+        # Refs as arguments (JAX's): the body gets a Ref of its block of each, whose final value is
+        # an extra output with the same spec, written back to the argument after the call
+        refs = {i: x for i, x in enumerate(flat) if is_state(x)}
+        if refs:
+            flat = [x[...] if i in refs else x for i, x in enumerate(flat)]
+            args = tu.tree_unflatten(in_tree, flat)
         if mesh is not None and type(out_specs) is not _SpecsAfterTrace and not _eager.in_own_program():
             # (JAX's _shmap_checks: a mesh= other than the one in scope -- in a body, the mesh
             # with its manual axes of type Manual -- is refused; pmap's own mesh is not checked)
@@ -201,12 +210,22 @@ def shard_map(
                     block = block.with_manual_axis_type(ir.ManualAxisType(varying=seed, **ur_in))
             blocks.append(block)
 
+        local_refs = []
+
         def rebuild(dyn_leaves):
             full = list(flat)
             for i, v in zip(dyn_pos, dyn_leaves):
                 full[i] = v
+            if refs:
+                local_refs[:] = [new_ref(full[i]) for i in refs]
+                for i, r in zip(refs, local_refs):
+                    full[i] = r
             return tu.tree_unflatten(in_tree, full)
 
+        if refs and _eager.runs_eagerly():
+            raise NotImplementedError(
+                f"{where}: a Ref argument of a shard_map called outside jit; call it under jax.jit"
+            )
         if _eager.runs_eagerly():
             return _run_eagerly(f, rebuild, dyn, norm_in, out_specs, m, manual, check, where)
         box = []
@@ -225,7 +244,7 @@ def shard_map(
                 out = f(*rebuild(leaves))
             out_leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
-            return out_leaves
+            return [*out_leaves, *(r[...] for r in local_refs)]
 
         with batching.extend_axis_env(shp.mesh_frames(m, manual)):
             closed = trace_to_jaxpr(body, blocks, description=where)
@@ -233,9 +252,16 @@ def shard_map(
             _eager.refuse_explicit_const(c, m, manual)
         closed, hoisted = close_over_tracers(closed)
         out_tree = box[0]
-        shaped = tu.tree_unflatten(out_tree, list(closed.out_avals))
+        n_out = len(closed.out_avals) - len(refs)
+        shaped = tu.tree_unflatten(out_tree, list(closed.out_avals)[:n_out])
         norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, m, manual, where)
         norm_out = _unreduced_out_specs(norm_out, out_leaf_specs, manual, check, where)
+        if refs:  # (the Refs' final blocks, laid out as they came in)
+            ref_specs = [norm_in[dyn_pos.index(i)] for i in refs]
+            norm_out, out_leaf_specs = (
+                (*norm_out, *ref_specs),
+                (*out_leaf_specs, *(leaf_specs[i] for i in refs)),
+            )
         hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
         if check:
             _check_replication(
@@ -250,7 +276,9 @@ def shard_map(
             out_specs=norm_out,
             manual_axes=manual,
         )
-        return tu.tree_unflatten(out_tree, outs)
+        for r, v in zip(refs.values(), outs[n_out:]):
+            r[...] = v
+        return tu.tree_unflatten(out_tree, outs[:n_out])
 
     return mapped
 
@@ -282,6 +310,7 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
     """NOTE: [eager shard_map] (funcgrad/_shard_map_eager.py)."""
     varying = _checked_eqn_varying if check else eqn_varying
     with core.new_trace(_eager.ShardMapTrace, mesh, manual, check, shard_map, varying) as trace:
+        trace.ur_rule = _manual_ur if check else None
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
         frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))

@@ -277,6 +277,18 @@ def g_pa(x):
 f_pa = jax.jit(jax.shard_map(g_pa, mesh=auto, in_specs=P("i", None), out_specs=P("i", None),
                              axis_names=frozenset({"i"})))
 cases["bare spec in a partial body"] = [desc(f_pa(va)), '<@mesh, [{}, {"j"}]>' in f_pa.lower(va).as_text()]
+# A Ref as an argument: the body writes its block (shard_map_test test_mutable_array_arg_basic)
+ex2 = jax.sharding.Mesh(np.asarray(d[:2]), ("x",), axis_types=(AxisType.Explicit,))
+with jax.set_mesh(ex2):
+    x_ref = jax.new_ref(jnp.zeros(4, "float32", out_sharding=P("x")))
+
+    @jax.jit
+    @jax.shard_map(out_specs=None)
+    def add_index(r):
+        r[...] += jax.lax.axis_index("x").astype("float32")
+
+    add_index(x_ref)
+    cases["Ref argument"] = desc(x_ref[...])
 """
 
 ORACLE = (
@@ -327,6 +339,7 @@ def results():
         "auto_pcast on",
         "pcast over size-one axes",
         "bare spec in a partial body",
+        "Ref argument",
     ],
 )
 def test_as_jax(results, case):

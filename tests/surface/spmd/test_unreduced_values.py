@@ -292,3 +292,23 @@ def test_eager_shard_map_unreduced_output_as_jax():
 
     got, want = _on_both(build, shape=(2,), names=("x",))
     assert got == want
+
+
+def test_eager_shard_map_refuses_sin_of_unreduced_as_jax():
+    """An eager checked body types its values unreduced as a staged one does: sin of an
+    unreduced value is JAX's NotImplementedError (funcgrad computed it)."""
+
+    def build(lib, sh):
+        P = sh.PartitionSpec
+        arr = lib.device_put(np.arange(8.0, dtype=np.float32), P("x"))
+        f = lib.shard_map(
+            lambda x: lib.numpy.sin(lib.lax.pcast(x, "x", to="unreduced")), out_specs=P(unreduced={"x"})
+        )
+        try:
+            f(arr)
+            return "no error"
+        except NotImplementedError as e:
+            return str(e).split(" (")[0].split(". ")[0]
+
+    got, want = _on_both(build, shape=(2,), names=("x",))
+    assert got == want == "unreduced rule for sin is not implemented"
