@@ -231,6 +231,17 @@ def _jax_jet_constant_operand_weak_type(outcome) -> bool:
     return "_jet(" in " ".join(expr for _, expr in outcome.case.steps)
 
 
+def _jax_closure_convert_forward_over_custom_vjp(outcome) -> bool:
+    # (jax stages forward mode over a custom_vjp's linearization, then raises when the
+    # closure-converted function runs it)
+    steps = " ".join(expr for _, expr in outcome.case.steps)
+    return (
+        outcome.status == "unraised"
+        and "can't apply forward-mode autodiff (jvp) to a custom_vjp function" in (outcome.error or "")
+        and "closure_convert(" in steps
+    )
+
+
 def _jax_custom_lin_under_jvp(outcome) -> bool:
     # (jax linearizes a custom_vjp the differentiated input does not reach, then cannot push a
     # tangent through the linearization)
@@ -1079,6 +1090,20 @@ DOCUMENTED: list[Divergence] = [
         "`jet(lambda x: lax.rem(x, 0.7), (-1.2,), ((1.0,),))`: primal -0.5 (jax: 0.2; without `jet` -0.5); "
         "the transformation-composition fuzzer (`tcomp.*`, session 19)",
         _jax_jet_composites,
+    ),
+    Divergence(
+        "jax-closure-convert-of-forward-over-custom-vjp",
+        "Calling the function `closure_convert` returns for a function that pushes a `jvp` through the "
+        "backward pass of a `custom_vjp` function (`jvp` of a `vjp`/`grad` of it).",
+        "jax is inconsistent: the same function computes under `jit` (its trace differentiates the "
+        "`bwd` rule's operations) and `closure_convert` traces it, but calling the converted function "
+        "raises TypeError ('can't apply forward-mode autodiff (jvp) to a custom_vjp function'); eagerly "
+        "both libraries raise that; funcgrad's converted function computes what `jit` computes.",
+        "`f = lambda a: jvp(lambda a: vjp(g, a)[1](1.0), (a,), (1.0,))` of a `custom_vjp` `g = sin` "
+        "with `bwd = ct * cos(a)`: `closure_convert(f, 0.5)[0](0.5)` gives ((0.8776,), (-0.4794,)) as "
+        "`jit(f)(0.5)` (jax: TypeError; `jit(f)(0.5)` the same values); the transformation-composition "
+        "fuzzer's seed 2008 (32-bit)",
+        _jax_closure_convert_forward_over_custom_vjp,
     ),
     Divergence(
         "jax-jet-constant-operand-weak-type",

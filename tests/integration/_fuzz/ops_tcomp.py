@@ -79,8 +79,10 @@ def _tc_cvjp(T, np, x, y, k):
         return g(k, a, b), (a, b)
 
     def bwd(k, res, ct):
+        # (linear in ct, as a bwd must be: session 19's "+ k" made results depend on whether a
+        # transformation calls bwd with a zero cotangent, session 20's seed 2005 case 8)
         a, b = res
-        return ct * (1.0 - np.tanh(a) ** 2) * b * 2.0 + k, ct * np.tanh(a) - 0.5 * ct
+        return ct * (1.0 - np.tanh(a) ** 2) * b * 2.0 + k * ct, ct * np.tanh(a) - 0.5 * ct
 
     g.defvjp(fwd, bwd)
     return g(k, *np.broadcast_arrays(x, y))
@@ -99,7 +101,8 @@ def _tc_cvjp_tree(T, np, x, y, k):
 
     def bwd(k, res, ct):
         (t,), (a, b) = res["t"], res["ab"]
-        return ct * (1.0 - t**2) * b * 2.0 + k * res["k"], ct * t - 0.5 * ct * a
+        # (linear in ct, as a bwd must be: linear_transpose and jvp-of-grad layers transpose it)
+        return ct * (1.0 - t**2) * b * 2.0 + k * res["k"] * ct, ct * t - 0.5 * ct * a
 
     g.defvjp(fwd, bwd)
     return g(k, *np.broadcast_arrays(x, y))
