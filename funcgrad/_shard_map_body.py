@@ -64,7 +64,10 @@ class _inside_body:
         # As JAX's: inside the body the abstract mesh in scope is the shard_map's, its manual axes
         # (these and the enclosing bodies') of type Manual (get_abstract_mesh().manual_axes)
         self.scope = None
-        body_meshes().append(self.mesh)
+        # (only a partially manual body's mesh lays out a bare spec: in a fully manual one, a pmap's
+        # body included, there is no axis left to lay out along)
+        partial = self.mesh is not None and any(n not in _bodies.manual for n in self.mesh.axis_names)
+        body_meshes().append(self.mesh if partial else None)
         if self.mesh is not None:
             am = self.mesh.abstract_mesh
             manual = {n: AxisType.Manual for n in am.axis_names if n in _bodies.manual}
