@@ -285,6 +285,11 @@ def named_arg_paths(fun: Callable, args: tuple, argnums: Sequence[int]) -> list[
 
 def normalize_argnums(name: str, argnums, nargs: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:  # (JAX fails inside: 'max() arg is an empty sequence', also a ValueError)
+        raise ValueError(
+            f"{name}: argnums={argnums!r} selects no argument to differentiate with respect to; "
+            "pass an index or a non-empty tuple of indices"
+        )
     for a in nums:
         if not isinstance(a, int | np.integer):
             raise TypeError(f"{name}: argnums must be ints, got {argnums!r}")

@@ -373,3 +373,15 @@ def test_reduce_axes_is_accepted_empty_and_refused_otherwise_as_jax(name):
     for mod in (funcgrad, jax):
         with pytest.raises(NotImplementedError, match="^reduce_axes argument to grad is deprecated"):
             getattr(mod, name)(f, reduce_axes=("batch",))
+
+
+# ----------------------------------------------------------------------------------------------
+# argnums=() (JAX raises ValueError from inside: "max() arg is an empty sequence"; funcgrad names it)
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad", "jacrev", "jacfwd", "hessian"])
+def test_empty_argnums_is_a_value_error_as_jax(name):
+    with pytest.raises(ValueError):
+        getattr(jax, name)(lambda x: x * 2.0, argnums=())(1.0)
+    with pytest.raises(ValueError, match=r"argnums=\(\) selects no argument"):
+        getattr(funcgrad, name)(lambda x: x * 2.0, argnums=())(1.0)
