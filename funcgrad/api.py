@@ -122,7 +122,10 @@ def _std_basis(leaves):
     eye = fnp.eye(total, dtype=dtype) if traced else np.eye(total, dtype=dtype)
     out, start = [], 0
     for a, s in zip(avals, sizes):
-        out.append(eye[:, start : start + s].reshape((total, *a.shape)).astype(a.dtype))
+        # (of the leaf's weak type too, as JAX's _possible_downcast: a Python scalar's tangents
+        # are weak, so a float32 value they scale stays float32)
+        piece = eye[:, start : start + s].reshape((total, *a.shape)).astype(a.dtype)
+        out.append(_typed_like(piece, a) if a.weak_type else piece)
         start += s
     return out
 

@@ -851,3 +851,26 @@ def test_a_rule_closing_over_a_vmapped_value_as_jax():
 
     got = _rule_closing_over_a_vmapped_value(funcgrad, fnp)
     assert got == _rule_closing_over_a_vmapped_value(jax, jnp) == [[0.0, 1.0, 2.0], [0.0, 2.0, 4.0]]
+
+
+def test_jacfwd_tangent_of_a_python_scalar_is_weak_as_jax():
+    # (session 20's transformation-composition fuzzer, seed 2009) jacfwd's basis for a Python
+    # scalar argument was a strong float64 tangent, so a custom_jvp rule's tangent of a float32
+    # value scaled by it came out float64 and jacfwd raised 'Custom JVP rule must produce primal and
+    # tangent outputs with corresponding shapes and dtypes'; JAX's basis has each leaf's weak type
+    jax = pytest.importorskip("jax")
+    a = np.array([0.3, -1.2], np.float32)
+
+    def run(T, np_):
+        @T.custom_jvp
+        def g(x, y):
+            return np_.sin(x) * y
+
+        g.defjvp(lambda p, t: (g(*p), np_.cos(p[0]) * p[1] * t[0] + np_.sin(p[0]) * t[1]))
+        return T.jacfwd(g, argnums=(0, 1))(a, -1.5)
+
+    jax.config.update("jax_enable_x64", True)  # (as the suite's other jax oracles do)
+    got, want = run(funcgrad, fnp), run(jax, jax.numpy)
+    for u, v in zip(got, want):
+        assert (u.dtype, u.weak_type) == (v.dtype, v.weak_type)
+        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-6)
