@@ -6,7 +6,9 @@ Run: python bench/bench_eager.py [--quick] [--rounds N] [--no-jax]
 
 Cases (issue: the kernel):
 - grad of a tanh MLP loss, 64-256-256-10, batch 128, float32, softmax cross-entropy;
-- the 4th derivative of tanh at a scalar, grad(grad(grad(grad(tanh)))), float64.
+- the 4th derivative of tanh at a scalar, grad(grad(grad(grad(tanh)))), float64;
+- "thinking in jax"'s eager normalisation ``(X - X.mean(0)) / X.std(0)`` of X float32[10000, 10]
+  (no derivative: eager reductions over a tall array's axis 0).
 The last column is funcgrad's time divided by the peer's (below 1: funcgrad is faster).
 """
 
@@ -50,6 +52,16 @@ def mlp_loss_factory(np_mod, logsumexp):
 
 
 MLP, D4 = "mlp grad (f32, eager)", "4th derivative of tanh (f64)"
+NORM = "(X - X.mean(0)) / X.std(0), f32[10000,10]"
+
+
+def norm_data():
+    return np.random.default_rng(1701).random((10000, 10)).astype(np.float32)
+
+
+def norm(x):
+    x = x - x.mean(0)
+    return x / x.std(0)
 
 
 def cases_funcgrad():
@@ -65,7 +77,8 @@ def cases_funcgrad():
     d4 = fnp.tanh
     for _ in range(4):
         d4 = funcgrad.grad(d4)
-    return {MLP: lambda: g(params, x, y), D4: lambda: d4(0.5)}
+    xn = fnp.asarray(norm_data())
+    return {MLP: lambda: g(params, x, y), D4: lambda: d4(0.5), NORM: lambda: norm(xn)}
 
 
 def cases_autograd():
@@ -81,7 +94,8 @@ def cases_autograd():
     d4 = anp.tanh
     for _ in range(4):
         d4 = autograd.grad(d4)
-    return {MLP: lambda: g(params, x, y), D4: lambda: d4(0.5)}
+    xn = norm_data()
+    return {MLP: lambda: g(params, x, y), D4: lambda: d4(0.5), NORM: lambda: norm(xn)}
 
 
 def cases_torch():
@@ -110,7 +124,13 @@ def cases_torch():
             (y,) = torch.autograd.grad(y, x, create_graph=True)
         return y
 
-    return {MLP: step, D4: d4}
+    xn = torch.tensor(norm_data())
+
+    def norm_torch():
+        x = xn - xn.mean(0)
+        return x / x.std(0, correction=0)
+
+    return {MLP: step, D4: d4, NORM: norm_torch}
 
 
 def cases_jax():
@@ -132,7 +152,12 @@ def cases_jax():
 
         return run
 
-    return {MLP: no_jit(lambda: g(jparams, x, y)), D4: no_jit(lambda: d4(0.5))}
+    xn = jnp.asarray(norm_data())
+    return {
+        MLP: no_jit(lambda: g(jparams, x, y)),
+        D4: no_jit(lambda: d4(0.5)),
+        NORM: no_jit(lambda: norm(xn)),
+    }
 
 
 PEERS = [
@@ -175,7 +200,7 @@ def main():
                 samples[(case, lib)].append(t)
     rows = []
     for lib, cs in cases.items():
-        for case in (MLP, D4):
+        for case in (MLP, D4, NORM):
             rows.append((case, lib, statistics.median(samples[(case, lib)]) if cs else None))
     order = {lib: i for i, (lib, _) in enumerate(PEERS)}
     rows.sort(key=lambda r: (r[0], order.get(r[1], 9)))

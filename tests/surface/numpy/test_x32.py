@@ -272,6 +272,19 @@ CASES = {
     ),
     # reductions and index results
     "column_mean": lambda j, jnp, lax, np: jnp.mean(np.random.RandomState(0).rand(20000, 3), axis=0),
+    # eager sums over leading axes of tall arrays (one BLAS product, accumulated in float64)
+    "column_standardise": lambda j, jnp, lax, np: (lambda x: (x - x.mean(0)) / x.std(0))(
+        jnp.asarray(np.random.RandomState(1).rand(10000, 10))
+    )[:50],
+    "leading_axes_sum": lambda j, jnp, lax, np: jnp.sum(
+        np.random.RandomState(2).standard_normal((40, 300, 4)).astype(np.float32), axis=(1, 0)
+    ),
+    "complex_column_sum": lambda j, jnp, lax, np: jnp.sum(
+        (np.random.RandomState(3).rand(5000, 2) + 1j * np.random.RandomState(4).rand(5000, 2)).astype(
+            np.complex64
+        ),
+        axis=0,
+    ),
     "sum_uint8": lambda j, jnp, lax, np: jnp.sum(np.ones(3, np.uint8)),
     "sum_np_int": lambda j, jnp, lax, np: jnp.sum(np.arange(4)),
     "mean_np_int": lambda j, jnp, lax, np: jnp.mean(np.arange(4)),
