@@ -30,16 +30,19 @@ __all__ = ["apply_along_axis", "vectorize"]
 
 
 def _vmap(fn, arrays):
-    """``vmap`` over axis 0 of ``arrays`` with the kernel's batching (pytree outputs allowed)."""
+    """``vmap`` over axis 0 of ``arrays`` with the kernel's batching (pytree outputs allowed).
+    The arrays are flattened too: a typed key array is a pytree over its data, whose axis 0 is the
+    keys' (the function gets key arrays back, as under ``vmap``)."""
     tree = []
+    n = aval(arrays[0]).shape[0]
+    leaves, in_tree = tu.tree_flatten(list(arrays))
 
     def flat_fn(*xs):
-        leaves, treedef = tu.tree_flatten(fn(*xs))
+        out_leaves, treedef = tu.tree_flatten(fn(*tu.tree_unflatten(in_tree, list(xs))))
         tree.append(treedef)
-        return [asarray(leaf) for leaf in leaves]
+        return [asarray(leaf) for leaf in out_leaves]
 
-    n = aval(arrays[0]).shape[0]
-    outs = vmap_flat(flat_fn, n, [0] * len(arrays), lambda: [0] * tree[0].num_leaves, arrays)
+    outs = vmap_flat(flat_fn, n, [0] * len(leaves), lambda: [0] * tree[0].num_leaves, leaves)
     return tu.tree_unflatten(tree[0], outs)
 
 

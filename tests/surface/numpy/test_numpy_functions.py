@@ -1152,3 +1152,21 @@ def test_repeat_of_an_empty_axis_with_total_repeat_length_as_jax():
         for f in (fnp.repeat, jit(fnp.repeat, static_argnames=("axis", "total_repeat_length"))):
             got = f(x, 2, axis=axis, total_repeat_length=total)
             assert got.shape == want.shape and got.dtype == want.dtype, (shape, total, got.shape)
+
+
+def test_vectorize_over_typed_keys_as_jax():
+    # flowjax samples with jnp.vectorize(signature="()->(...)") over a batch of typed keys: the
+    # function gets key arrays (it got the keys' data: "invalid PRNG key data"); jax's draws
+    jax = pytest.importorskip("jax")
+    import funcgrad.random as fr
+
+    def draws(np_, random, key):
+        f = np_.vectorize(lambda k: random.normal(k, (2,), np.float32), signature="()->(2)")
+        s = np_.vectorize(lambda k: random.split(k), signature="()->(2)")
+        keys = random.split(key, 6)
+        return f(keys.reshape(2, 3)), f(keys[0]), random.key_data(s(keys[:3]))
+
+    ours, theirs = draws(fnp, fr, fr.key(0)), draws(jax.numpy, jax.random, jax.random.key(0))
+    for a, b in zip(ours[:2], theirs[:2]):  # (the same bits; eager float32's last place aside)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(ours[2]), np.asarray(theirs[2]))
