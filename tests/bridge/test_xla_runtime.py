@@ -755,3 +755,25 @@ def test_several_cpu_devices_dispatch_asynchronously():
     assert out == {"devices": 8, "asynchronous": True}
     out = last_json(run_py(code, {**flags, "FUNCGRAD_CPU_ASYNC_DISPATCH": "0"}))
     assert "one CPU device only" in out["error"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc/self/task (Linux)")
+def test_several_cpu_devices_get_two_pool_threads_per_device():
+    # An 8-device all-reduce waits inside threads of XLA's intra-op pool; with jaxlib's
+    # max(cores, devices) threads it deadlocked on 2 busy cores (NOTE: [synchronous CPU dispatch]).
+    # The pool is sized when the client starts: at least 2 threads per device, PJRT_NPROC not left
+    # set; a user's PJRT_NPROC wins (jaxlib's own sizing, max(PJRT_NPROC, devices)).
+    code = """
+    import json, os
+    import numpy as np
+    import funcgrad
+    funcgrad.config.update("jax_num_cpu_devices", 8)
+    funcgrad.jit(lambda a: a * 2)(np.ones(3))
+    names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+    print(json.dumps({"eigen": names.count("tf_XLAEigen"), "nproc": os.environ.get("PJRT_NPROC")}))
+    """
+    out = last_json(run_py(code, {"PJRT_NPROC": "", "NPROC": ""}))
+    assert out["eigen"] >= 16 and out["nproc"] == "", out  # (the variable as it was)
+    out = last_json(run_py(code, {"PJRT_NPROC": "3"}))
+    assert out == {"eigen": 8, "nproc": "3"}
