@@ -87,8 +87,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
     if order is not None:
         raise NotImplementedError("sort: the order argument (structured arrays) is not supported")
     a, axis = _axis_or_flat(a, axis)
-    if descending:
-        return st.rev(srt.sort(st.rev(a, (axis,)), axis), (axis,))
+    if descending:  # (JAX's: the ascending sort reversed; tied elements, and their tangents, last first)
+        return st.rev(srt.sort(a, axis), (axis,))
     return srt.sort(a, axis)
 
 

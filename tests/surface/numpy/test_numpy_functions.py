@@ -869,6 +869,24 @@ def test_unstable_descending_argsort_and_complex_digitize_as_jax():
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+def test_descending_sort_routes_tied_tangents_as_jax():
+    # jnp.sort(descending=True) is the ascending sort reversed: tied elements come last first, and
+    # so do their tangents (funcgrad sorted the reversed array, keeping ties in order: the jvp of
+    # sort([1, 1, 2, 1], descending=True) was [.3, .1, .2, .4] where jax's is [.3, .4, .2, .1];
+    # the four-way fuzzer's seed 9)
+    import jax
+    import jax.numpy as jnp
+    from jax._src import config as jax_config
+
+    x, t = np.array([1.0, 1.0, 2.0, 1.0]), np.array([0.1, 0.2, 0.3, 0.4])
+    for kw in ({"descending": True}, {"descending": True, "stable": False}, {"stable": True}):
+        got = funcgrad.jvp(lambda x, kw=kw: fnp.sort(x, **kw), (x,), (t,))
+        with jax_config.enable_x64(True):
+            want = jax.jvp(lambda x, kw=kw: jnp.sort(x, **kw), (x,), (t,))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_intersect1d_fill_and_assume_unique_as_jax():
     # size='s padding is JAX's (the smallest of the intersection; a NaN of the input, never in
     # it, is not looked at), and assume_unique trusts the inputs: a value repeated in one is kept
