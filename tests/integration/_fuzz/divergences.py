@@ -274,7 +274,13 @@ def _jax_window_extrema_negative_padding_reverse(outcome) -> bool:
         outcome.status == "unraised"
         and "reduce_window(" in text
         and re.search(r"\(-\d+, -?\d+\)|\(-?\d+, -\d+\)", text) is not None
-        and "slice limit_indices must be less than or equal to operand shape" in (outcome.error or "")
+        and any(
+            words in (outcome.error or "")
+            for words in (
+                "slice limit_indices must be less than or equal to operand shape",
+                "slice start_indices must have every element be nonnegative",
+            )
+        )
     )
 
 
@@ -1226,7 +1232,8 @@ DOCUMENTED: list[Divergence] = [
         "negative padding.",
         "jax is inconsistent: the forward value and `jvp` compute, but the transpose of its "
         "`select_and_scatter_add` slices past the operand (TypeError 'slice limit_indices must be less "
-        "than or equal to operand shape'); funcgrad's cotangent is the `jvp`'s transpose (equal to "
+        "than or equal to operand shape', or 'slice start_indices must have every element be "
+        "nonnegative' for a negative low padding); funcgrad's cotangent is the `jvp`'s transpose (equal to "
         "`jacfwd`'s Jacobian contracted with the cotangent; `add` windows compute in both).",
         "`vjp` of `reduce_window(x, -inf, max, (3,), (2,), [(2, -2)])` of a length-2 `x` (jax: "
         "TypeError); the four-way fuzzer's seed 12",
