@@ -196,6 +196,14 @@ class Array(_ArrayBase):
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
 
     @property
+    def flat(self):
+        # (JAX's error: NumPy's flat iterator writes in place, and code probing for an ndarray
+        # through ``.flat`` sees jax's exception type)
+        raise NotImplementedError(
+            "JAX Arrays do not implement the arr.flat property: consider arr.flatten() instead."
+        )
+
+    @property
     def __numpy_dtype__(self) -> np.dtype:
         # NumPy 2.4's protocol for ``np.dtype(x)``: JAX deprecates passing an array as a dtype.
         warnings.warn(

@@ -524,3 +524,11 @@ def test_contains_and_nbytes_as_jax():
     with pytest.raises(TypeError, match="unsupported operand type"):
         _ = "abc" in fnp.arange(2)
     assert funcgrad.jit(lambda x: x.nbytes)(np.ones((2, 3), np.int16)) == jnp.ones((2, 3), np.int16).nbytes
+
+
+def test_flat_raises_jax_s_error():
+    # NumPy's flat iterator writes in place; JAX refuses it with NotImplementedError (code that
+    # probes ``getattr(x, "flat", x)``, as pytest.approx does, sees the same error on both)
+    for mod in (fnp, jnp):
+        with pytest.raises(NotImplementedError, match=r"do not implement the arr.flat property"):
+            _ = mod.arange(3.0).flat
