@@ -301,7 +301,7 @@ def _create_backend(platform: str) -> Backend:
                     if nproc is not None and previous is None:
                         os.environ.pop("PJRT_NPROC", None)
                     elif nproc is not None:
-                        os.environ["PJRT_NPROC"] = previous
+                        os.environ["PJRT_NPROC"] = previous  # (an empty one, as it was)
             elif platform == "cuda":
                 client = plugins.make_cuda_client()
             else:
@@ -396,11 +396,7 @@ def _collective_thread_headroom(opts: dict) -> int | None:
     virtual devices, at least two threads per device (NOTE: [synchronous CPU dispatch])."""
     if os.environ.get("PJRT_NPROC") or os.environ.get("NPROC") or (opts.get("num_nodes") or 1) > 1:
         return None  # (set by the user; or devices of other processes: not this pool's participants)
-    n = opts.get("num_devices")
-    if not n:
-        flag = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
-        n = flag.group(1) if flag else 1
-    n = int(n)
+    n = _requested_device_count(opts)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 * n if n > 1 and cores < 2 * n else None
 
@@ -411,11 +407,17 @@ def _several_cpu_devices(opts: dict) -> bool:
         return len(_backends["cpu"].devices) > 1 or (opts.get("num_nodes") or 1) > 1
     if (opts.get("num_nodes") or 1) > 1:
         return True
+    return _requested_device_count(opts) > 1
+
+
+def _requested_device_count(opts: dict) -> int:
+    """The number of devices the CPU client about to start is asked for: its options, else
+    FUNCGRAD_NUM_CPU_DEVICES, else XLA_FLAGS' --xla_force_host_platform_device_count, else 1."""
     n = opts.get("num_devices") or os.environ.get("FUNCGRAD_NUM_CPU_DEVICES")
     if n:
-        return int(n) > 1
+        return int(n)
     flag = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
-    return bool(flag) and int(flag.group(1)) > 1
+    return int(flag.group(1)) if flag else 1
 
 
 def _requested_async() -> bool | None:
