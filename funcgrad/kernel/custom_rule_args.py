@@ -428,6 +428,7 @@ def vjp_rules(custom, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list
     in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
     nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
     res_tree_box: list = []
+    res_vma_box: list = []  # (the residuals' manual axes, in a checked shard_map body)
     # (called in a checked shard_map body: NOTE: [custom_vjp in a checked body])
     manual = hooks.custom_vjp_manual(in_avals, out_avals)
     fwd_name = getattr(user_fwd, "__name__", "fwd")
@@ -461,8 +462,6 @@ def vjp_rules(custom, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list
             res_vma_box.append([watch.varying(r) for r in res_leaves])
             manual.typed_results(y_leaves, watch)
         return [*y_leaves, *res_leaves]
-
-    res_vma_box: list = []
 
     def bwd_flat(res_leaves, ct_leaves):
         res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
