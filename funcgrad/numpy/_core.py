@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from funcgrad import _devices, _placement, _transfer_guard
+from funcgrad._shardings import Sharding, SingleDeviceSharding
 from funcgrad.kernel import ad, core, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -154,7 +155,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if isinstance(a, list | tuple) and a and isinstance(a[0], ExtendedArray) and dtype is None:
         return a[0]._numpy_function(concat_new_axis, (list(a),), {})  # a list of keys: stacked
     if device is not None:
-        return place_on(asarray(a, dtype, order, copy=copy), device, "asarray")
+        out = asarray(a, dtype, order, copy=copy)
+        return place_on(out, device, "asarray", built_from_arrays(a, out))
     if dtype is not None:
         dtype = check_user_dtype(dtype, "asarray")
     if isinstance(a, core.Tracer | Array):
@@ -347,14 +349,30 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin: int = 0, devic
     out = asarray(object, dtype, copy=True if copy else None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
-    return out if device is None else place_on(out, device, "array")
+    return out if device is None else place_on(out, device, "array", built_from_arrays(object, out))
 
 
-def place_on(x, device, name: str):
+def built_from_arrays(a, out) -> bool:
+    """Whether ``array``/``asarray`` built ``out`` from Arrays without a conversion of its own: an
+    Array of ``out``'s type, or lists holding Arrays (stacked). JAX's ``array`` then ends in a
+    conversion to the requested sharding that returns its operand when the operand is laid out so
+    already; from host data (or converting an Array's dtype) it places the result, committed."""
+    if isinstance(a, Array):
+        return a.dtype == out.dtype and a.weak_type == out.weak_type
+    return isinstance(a, list | tuple) and any(isinstance(x, core.Tracer | Array) for x in _iter_nested(a))
+
+
+def place_on(x, device, name: str, keep_if_placed: bool = False):
     """``x`` on ``device`` (a device or a sharding): the Array API's ``device=`` argument of
     ``name``, as ``x.to_device(device)`` (installed by funcgrad/_placement.py). A traced value is
     where its program runs: with one device that is the only place there is; with several, a clear
-    error says where to place it instead."""
+    error says where to place it instead. With ``keep_if_placed`` (``built_from_arrays``), an
+    ``x`` already laid out as ``device`` says is returned as it is (uncommitted if it was), as JAX's.
+
+    >>> x = asarray(np.arange(3.0))
+    >>> place_on(x, _devices.devices()[0], "asarray", True) is x, x.committed
+    (True, False)
+    """
     if isinstance(x, core.Tracer):
         if _devices.device_count() == 1:
             return x
@@ -362,6 +380,12 @@ def place_on(x, device, name: str):
             f"funcgrad.numpy.{name}(device=...) inside a transformation: a traced value has no "
             "placement; call funcgrad.device_put on the result outside it, or pass out_shardings= to jit"
         )
+    if keep_if_placed and isinstance(x, Array):
+        if isinstance(device, Sharding):
+            if x.sharding == device:
+                return x
+        elif device in _devices.devices() and x.sharding == SingleDeviceSharding(device):
+            return x
     return x.to_device(device)
 
 

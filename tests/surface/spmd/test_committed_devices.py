@@ -41,6 +41,17 @@ cases = [
     ("random", lambda: jax.random.normal(jax.device_put(jax.random.key(0), d[3]), (2,))),
     ("zeros_like", lambda: jnp.zeros_like(z)), ("full_like", lambda: jnp.full_like(z, 2.0)),
     ("copy", lambda: jnp.copy(z)), ("to_device", lambda: x.to_device(d[5])),
+    # the device= argument: an Array already there is kept (uncommitted if it was); host data, a
+    # dtype conversion or another device place it, committed
+    ("asarray(x, d0)", lambda: jnp.asarray(x, device=d[0])),
+    ("array(x, d0)", lambda: jnp.array(x, device=d[0])),
+    ("asarray(x, d0) is x", lambda: [jnp.asarray(x, device=SingleDeviceSharding(d[0])) is x, x]),
+    ("asarray(z, d1) is z", lambda: [jnp.asarray(z, device=d[1]) is z, z]),
+    ("asarray(x, d4)", lambda: jnp.asarray(x, device=d[4])),
+    ("array([x, x], d0)", lambda: jnp.array([x, x], device=d[0])),
+    ("asarray(x, int32, d0)", lambda: jnp.asarray(x, np.int32, device=d[0])),
+    ("asarray(np, d0)", lambda: jnp.asarray(np.ones(2), device=d[0])),
+    ("asarray(2.0, d0)", lambda: jnp.asarray(2.0, device=d[0])),
     ("SingleDeviceSharding", lambda: jax.device_put(x, SingleDeviceSharding(d[6]))),
     ("jit out_shardings d6", lambda: jax.jit(lambda a: a * 2, out_shardings=SingleDeviceSharding(d[6]))(x)),
     ("shard data", lambda: n.addressable_shards[2].data), ("n * 2", lambda: n * 2),
@@ -66,7 +77,9 @@ cases = [
 out = {}
 for name, fn in cases:
     leaves = jax.tree_util.tree_leaves(fn())
-    out[name] = [[bool(a.committed), sorted(e.id for e in a.devices())] for a in leaves]
+    out[name] = [
+        a if isinstance(a, bool) else [bool(a.committed), sorted(e.id for e in a.devices())] for a in leaves
+    ]
 errors = []
 for fn in (lambda: z + w, lambda: f(z, w), lambda: f(n, jax.device_put(np.ones(8, np.float32), d[1]))):
     try:
