@@ -110,6 +110,24 @@ def _device_context():
     return _device_config
 
 
+_scope_config = None  # the UserConfig holding the meshes in scope (made at the first mesh scope)
+
+
+def _scope_changed() -> None:
+    """Key jit's traces on the meshes in scope in this thread, the innermost ``with mesh:`` (or set)
+    mesh and ``use_abstract_mesh``'s, as JAX's trace context holds them: a bare PartitionSpec
+    traced under one mesh is not reused under another (a ``with_sharding_constraint(x, P('x'))``
+    traced under a mesh of devices 0-1 ran there under a mesh of devices 2-3)."""
+    global _scope_config
+    stack, abstract = _context.stack, _context.abstract
+    value = (stack[-1] if stack else None, abstract[-1] if abstract else None)
+    if _scope_config is None:
+        if value == (None, None):
+            return
+        _scope_config = make_user_context((None, None))
+    _scope_config._swap_local(value)
+
+
 def _context_mesh():
     """The mesh ``set_mesh`` set in this thread (``hooks.context_mesh`` while any thread has one)."""
     return _device_config.value
@@ -292,10 +310,12 @@ class AbstractMesh:
 
     def __enter__(self):
         _context.abstract.append(self)
+        _scope_changed()
         return self
 
     def __exit__(self, *exc):
         _context.abstract.pop()
+        _scope_changed()
 
 
 _EMPTY = AbstractMesh((), ())
@@ -448,10 +468,12 @@ class Mesh:
 
     def __enter__(self):
         _context.stack.append(self)
+        _scope_changed()
         return self
 
     def __exit__(self, *exc):
         _context.stack.pop()
+        _scope_changed()
 
 
 # (concrete mesh, abstract mesh) -> the concrete mesh laid out as the abstract one
@@ -570,6 +592,7 @@ class set_mesh:
         # (an empty mesh, JAX's ``empty_concrete_mesh``, sets no mesh, as ``None``)
         placed = None if mesh is None or mesh.empty else mesh
         _context.stack[:] = [] if placed is None else [placed]
+        _scope_changed()
         # (computations on uncommitted values are placed on it: NOTE: [placement in context])
         self._previous_device = _swap_device(placed)
 
@@ -578,6 +601,7 @@ class set_mesh:
 
     def __exit__(self, *exc):
         _context.stack[:] = self._previous
+        _scope_changed()
         _swap_device(self._previous_device)
 
     # (no __repr__ of its own, as JAX's: IPython shows the value of a bare ``set_mesh(mesh)`` line

@@ -348,5 +348,7 @@ def shard_arg(x, s):
     if type(s) is not sharded.MeshSharding:
         return None
     weak = type(x) in (bool, int, float, complex)
-    value = np.asarray(x)
+    # NOTE: [x64 mode]: the dispatcher keyed the call on the 32-bit signature, and the program
+    # takes 32-bit parameters: a 64-bit buffer crashed XLA (a NumPy float64 argument under a mesh).
+    value = _fdt.canonical_value(np.asarray(x))
     return sharded.put(np.asarray(value, xla_dtype(value.dtype)), s, weak_type=weak)
