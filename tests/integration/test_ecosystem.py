@@ -94,6 +94,11 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
         t.start(), t.join()
         out["config_states"] = [config.enable_x64.value, seen, config.enable_x64.get_global()]
     out["internals"] = [func.__name__, stablehlo.__name__, xc.__name__, callable(mlir.custom_call), version]
+    import numpy as np
+    from jax._src import typing  # (JAX's annotation types, imported by libraries and JAX's typing_test)
+    out["typing"] = [isinstance(jnp.zeros(2), typing.Array), isinstance(jnp.float32, typing.SupportsDType),
+                     isinstance(2.0, typing.Array), typing.DType is np.dtype,
+                     typing.ArrayLike == jax.typing.ArrayLike, len(typing.DTypeLike.__args__)]
     for name in ("jax._src.cudnn", "jax.no_such_module"):
         try:
             __import__(name)
@@ -124,6 +129,7 @@ def test_alias_makes_jax_funcgrad():
         True,
         9,
     ]
+    assert out["typing"] == [True, True, False, True, True, 4]  # jax 0.10.2's answers
     assert "a JAX internal that funcgrad does not provide" in out["jax._src.cudnn"]
     assert "funcgrad has no funcgrad.no_such_module" in out["jax.no_such_module"]
 
