@@ -376,6 +376,8 @@ def place_on(x, device, name: str, keep_if_placed: bool = False):
     if isinstance(x, core.Tracer):
         if _devices.device_count() == 1:
             return x
+        if isinstance(device, Sharding):  # (JAX's conversion to a sharding: a device_put in the program)
+            return _placement.device_put_sharded(x, device)
         raise TypeError(
             f"funcgrad.numpy.{name}(device=...) inside a transformation: a traced value has no "
             "placement; call funcgrad.device_put on the result outside it, or pass out_shardings= to jit"
