@@ -58,6 +58,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._dtypes import ExtendedArray, _is_extended, keys_by_word
 from funcgrad.numpy.ufuncs import power
+from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import size_extremum
@@ -539,8 +540,20 @@ def _expand_base(base, y, axis):
     return st.expand_dims(base, (axis,))
 
 
+def _log10(x):
+    # jnp.log10 (transcendental's, which imports this module): log(x) times log10(e), each part
+    k = constant(np.log10(np.e), _dt.real_dtype(aval(x).dtype))
+    r = ew.log_p.bind(x)
+    if aval(x).dtype.kind != "c":
+        return ew.mul_p.bind(r, k)
+    return cx.complex_p.bind(ew.mul_p.bind(cx.real_p.bind(r), k), ew.mul_p.bind(cx.imag_p.bind(r), k))
+
+
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
-    """``num`` values spaced evenly on a log scale from ``start`` to ``stop`` (both endpoints exact).
+    """``num`` values spaced evenly on a log scale from ``start`` to ``stop``: JAX's formula,
+    ``sign(start) * logspace(log10(start / sign), log10(stop / sign))``, so endpoints are not
+    replaced by the exact inputs (NumPy's), and a zero start or endpoints of opposite signs give
+    NaN throughout, as in JAX.
 
     >>> geomspace(1.0, 1000.0, 4).round(12).tolist()
     [1.0, 10.0, 100.0, 1000.0]
@@ -548,33 +561,18 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     [-1.0, -10.0, -100.0]
     """
     start, stop = promote_args(start, stop)
-    compute_dtype = _dt.inexact_of(start.dtype)  # (as linspace's)
+    out_dtype = _dt.inexact_of(start.dtype) if dtype is None else check_user_dtype(dtype, "geomspace")
+    compute_dtype = _dt.inexact_of(out_dtype)
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
-    zero = constant(0, compute_dtype)
-    # Both endpoints negative: compute on the magnitudes and flip the sign of the result. Complex
-    # endpoints are rotated onto the positive real axis by start's phase, and back (as NumPy does).
-    if np.dtype(compute_dtype).kind == "c":
-        sign = ew.sign_p.bind(start)
-    else:
-        sign = select(ew.lt_p.bind(start, zero), constant(-1, compute_dtype), constant(1, compute_dtype))
-    unrotate = ew.div_p if np.dtype(compute_dtype).kind == "c" else ew.mul_p  # (sign is +-1 for reals)
-    start_mag, stop_mag = unrotate.bind(start, sign), unrotate.bind(stop, sign)
-    log_start = ew.div_p.bind(ew.log_p.bind(start_mag), constant(np.log(10), compute_dtype))
-    log_stop = ew.div_p.bind(ew.log_p.bind(stop_mag), constant(np.log(10), compute_dtype))
-    y = logspace(log_start, log_stop, num, endpoint, axis=0)
-    if num > 0:
-        full_shape = shape_of(y)
-        lead = tuple(range(1, len(full_shape)))
-        index = np.arange(num).reshape((num,) + (1,) * (len(full_shape) - 1))
-        start_b = st.broadcast_in_dim(broadcast_to(start_mag, full_shape[1:]), full_shape, lead)
-        y = select(broadcast_to(constant(index == 0, np.bool_), full_shape), start_b, y)
-        if endpoint and num > 1:
-            stop_b = st.broadcast_in_dim(broadcast_to(stop_mag, full_shape[1:]), full_shape, lead)
-            y = select(broadcast_to(constant(index == num - 1, np.bool_), full_shape), stop_b, y)
-        y = ew.mul_p.bind(y, st.broadcast_in_dim(broadcast_to(sign, full_shape[1:]), full_shape, lead))
+    sign = ew.sign_p.bind(start)
+    log_start, log_stop = _log10(ew.div_p.bind(start, sign)), _log10(ew.div_p.bind(stop, sign))
+    y = logspace(log_start, log_stop, num, endpoint, dtype=compute_dtype, axis=0)
+    full_shape = shape_of(y)
+    lead = tuple(range(len(full_shape) - len(shape_of(sign)), len(full_shape)))
+    y = ew.mul_p.bind(st.broadcast_in_dim(sign, full_shape, lead), y)
     if axis != 0:  # (num == 0 too: the empty axis goes where asked, as JAX's)
-        y = st.moveaxis(y, 0, normalize_axis(axis, len(shape_of(y))))
-    return y if dtype is None else convert(y, check_user_dtype(dtype, "geomspace"))
+        y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
+    return convert(y, out_dtype)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,40 @@
+"""jax.numpy functions whose numbers follow JAX's formula where NumPy's differs (found by session 21's
+signature-driven fuzzer, tests/integration/_fuzz/ops_sig.py): values, NaN positions and dtypes against
+jax 0.10.2, eagerly and under jit."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _same(fn, *args, **kw):
+    want = fn(jnp, *args, **kw)
+    for got in (fn(fnp, *args, **kw), funcgrad.jit(lambda *a: fn(fnp, *a, **kw))(*args)):
+        np.testing.assert_array_equal(np.isnan(np.asarray(got)), np.isnan(np.asarray(want)))
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=0)
+        assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize(
+    "start, stop, kw",
+    [
+        # endpoints of opposite signs, a zero start: NaN throughout in JAX (the endpoints too: NumPy
+        # and funcgrad before put start and stop back exactly)
+        (1.0, np.array([-3.0, 2.0, -2.0, 1.0, 0.0]), {"num": 4, "endpoint": False}),
+        (np.array([-3.0, 2.0, 0.0, 1.0]), 2.0, {"num": 3, "axis": -1}),
+        (np.array([-3.0, -2.0]), np.array([-1.0, 4.0]), {"num": 5}),
+        (1.0, 3.0, {"num": 4, "dtype": np.int32}),  # (computed in float, then cast)
+        (1 + 1j, 8j, {"num": 3}),
+        (2.0, 3.0, {"num": 0, "axis": 0}),
+    ],
+)
+def test_geomspace_as_jax(start, stop, kw):
+    _same(lambda m, a, b: m.geomspace(a, b, **kw), start, stop)
