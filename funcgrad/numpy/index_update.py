@@ -65,14 +65,16 @@ __all__: list[str] = []
 
 def _flat_ids(x, idx, mode, wrap=True):
     """The flat positions ``x[idx]`` reads, with out-of-bounds positions set to ``x.size``
-    (dropped by the scatter) unless ``mode`` clamps."""
+    (dropped by the scatter) unless ``mode`` clamps: only ``'clip'`` does. Under
+    ``'promise_in_bounds'`` JAX hands its indices to XLA's scatter, which drops an out-of-bounds
+    update (the derivatives' gathers of that mode still clamp, as JAX's)."""
     size = x.size
     dtype = np.dtype(np.int32) if size < 2**31 - 1 else _dt.default_int
     ids = constant(np.arange(size, dtype=dtype).reshape(x.shape), dtype)
     scatter_mode = ix.GatherScatterMode.FILL_OR_DROP if mode is None else ix.GatherScatterMode.from_any(mode)
     if 0 in x.shape:
         static_ints_of_empty_axes(x.shape, _expand(idx, x.shape, "x.at[...]"))
-    if scatter_mode is ix.GatherScatterMode.FILL_OR_DROP or size == 0:
+    if scatter_mode is not ix.GatherScatterMode.CLIP or size == 0:
         # (an empty x has nothing to update in any mode: every position is dropped)
         ids = getitem(ids, idx, mode="fill", fill_value=size, wrap_negative_indices=wrap, _drop_empty=True)
         return ids, scatter_mode

@@ -556,3 +556,31 @@ def test_a_traced_slice_bound_under_jit_is_an_index_error_as_jax():
             jax.jit(f)(np.arange(5.0), 2)
         with pytest.raises(IndexError, match="dynamic_slice"):
             jit(f)(np.arange(5.0), 2)
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jit], ids=["eager", "jit"])
+def test_promise_in_bounds_update_out_of_bounds_as_jax(transform):
+    # JAX hands a 'promise_in_bounds' update's indices to XLA's scatter, which drops out-of-bounds
+    # updates (funcgrad clamped them: x.at[7].set(9.) wrote x[4]); its derivatives' gathers clamp
+    jax = pytest.importorskip("jax")
+    x = np.arange(5.0, dtype=np.float32)
+    mode = "promise_in_bounds"
+    progs = [
+        lambda np_, x: x.at[7].set(9.0, mode=mode),
+        lambda np_, x: x.at[-7].add(1.0, mode=mode),
+        lambda np_, x: x.at[np_.array([-7, 2, 5])].set(9.0, mode=mode),
+        lambda np_, x: x.at[7].mul(2.0, mode=mode),
+        lambda np_, x: x.at[np_.array([1, 9])].max(20.0, mode=mode),
+        lambda np_, x: x.at[2:9].set(1.0, mode=mode),
+        lambda np_, x: jax_or_fg(np_).grad(lambda x: (x.at[7].set(3.0, mode=mode) ** 2).sum())(x),
+        lambda np_, x: jax_or_fg(np_).grad(lambda y: x.at[np_.array([1, 9])].add(y, mode=mode).sum())(1.0),
+        lambda np_, x: jax_or_fg(np_).vmap(lambda r: r.at[7].set(9.0, mode=mode))(np_.stack([x, x])),
+    ]
+
+    def jax_or_fg(np_):
+        return jax if np_ is jax.numpy else funcgrad
+
+    for prog in progs:
+        want = jax.jit(lambda x, p=prog: p(jax.numpy, x))(x)
+        got = transform(lambda x, p=prog: p(fnp, x))(fnp.asarray(x))
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
