@@ -548,13 +548,13 @@ def select(condlist, choicelist, default=0):
     [0, 1, -1, -1, 16]
     """
     if len(condlist) != len(choicelist):
-        raise ValueError("list of cases must be same length as list of conditions")
+        n, m = len(condlist), len(choicelist)
+        raise ValueError(f"condlist must have length equal to choicelist ({n} vs {m})")
     if not condlist:
-        raise ValueError("select with an empty condition list is not possible")
+        raise ValueError("condlist must be non-empty")
+    # (JAX's: a condition of another dtype is its truth value, NaN true; NumPy refuses it)
     conds = [asarray(c) for c in condlist]
-    for i, c in enumerate(conds):
-        if c.dtype != np.bool_:
-            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    conds = [c if c.dtype == np.bool_ else c.astype(np.bool_) for c in conds]
     if (keys := extended_in((list(choicelist), default))) is not None:  # typed PRNG keys: with keys only
         if not all(isinstance(c, ExtendedArray) for c in (*choicelist, default)):
             raise ValueError(f"dtype={keys.dtype} is not a valid dtype for JAX type promotion.")  # (JAX's)

@@ -38,3 +38,25 @@ def _same(fn, *args, **kw):
 )
 def test_geomspace_as_jax(start, stop, kw):
     _same(lambda m, a, b: m.geomspace(a, b, **kw), start, stop)
+
+
+@pytest.mark.parametrize(
+    "conds",
+    [
+        [np.array([1.5, 0.0, np.nan]), np.array([True, False, False])],  # (a float condition: NaN is true)
+        [np.array([0, 2, 0], np.int32), np.array([True, True, False])],
+        [float("nan"), np.array([True, False, True])],
+    ],
+)
+def test_select_takes_conditions_of_any_dtype_as_jax(conds):
+    choices = [np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0])]
+    _same(lambda m, *c: m.select(list(c), choices, -1.0), *conds)
+
+
+@pytest.mark.parametrize("conds, choices", [([], []), ([np.array([True])], [])])
+def test_select_errors_as_jax(conds, choices):
+    with pytest.raises(ValueError) as want:
+        jnp.select(conds, choices)
+    with pytest.raises(ValueError) as got:
+        fnp.select(conds, choices)
+    assert str(got.value) == str(want.value)
