@@ -148,10 +148,19 @@ def annotate_shardings(module_text: str, axes, in_dims, out_dims) -> str:
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), 1
         )
-        mesh_op = ir.Operation.parse(f"sdy.mesh @mesh = <[{mesh}]>")
-        first = module.body.operations[0]
-        module.body.append(mesh_op)
-        mesh_op.move_before(first)
+        meshes = [op for op in module.body.operations if op.operation.name == "sdy.mesh"]
+        have = next((op for op in meshes if ir.StringAttr(op.attributes["sym_name"]).value == "mesh"), None)
+        if have is None:
+            mesh_op = ir.Operation.parse(f"sdy.mesh @mesh = <[{mesh}]>")
+            first = module.body.operations[0]
+            module.body.append(mesh_op)
+            mesh_op.move_before(first)
+        elif str(have.attributes["mesh"]) != f"#sdy.mesh<[{mesh}]>":
+            # (a program lowered over its shard_map's mesh: the annotations must use that mesh)
+            raise ValueError(
+                f"the program's mesh {have.attributes['mesh']} is not the mesh of the export's "
+                f"shardings <[{mesh}]>: export with shardings over the shard_map's mesh"
+            )
         main = main_function(module)
         for key, dims_list in (("arg_attrs", in_dims), ("res_attrs", out_dims)):
             old = list(ir.ArrayAttr(main.attributes[key])) if key in main.attributes else []
@@ -260,11 +269,12 @@ def embeddable(
     fit (a wrong rank or a static dimension that differs) or shape refinement fails (a shape
     assertion of the module; ``shape_assertions=False`` skips those checks). ``strip_shardings``:
     drop the module's sharding annotations (a multi-device export called inside a program that
-    the caller partitions with the export's shardings); a ``shard_map`` body is refused."""
+    the caller partitions with the export's shardings); a module with manual (``shard_map``)
+    regions keeps them, per device, over its own mesh."""
     ctx = make_context()
     with ctx:
         module = _load(blob, ctx)
-        if strip_shardings:
+        if strip_shardings and not _has_manual_regions(module):
             _strip_shardings(module)
         main = main_function(module)
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
@@ -333,6 +343,21 @@ def walk(block):
         yield op
         for b in nested:
             yield from walk(b)
+
+
+def _has_manual_regions(module: ir.Module) -> bool:
+    for op in module.body.operations:
+        if op.operation.name != "func.func":
+            continue
+        for inner in walk(op.regions[0].blocks[0]):
+            iname = inner.operation.name
+            if iname.startswith("sdy.manual_computation"):
+                return True
+            if iname == "stablehlo.custom_call":
+                target = ir.StringAttr(inner.attributes["call_target_name"]).value
+                if "Manual" in target or "ShardShape" in target or "LocalShape" in target:
+                    return True
+    return False
 
 
 def _strip_shardings(module: ir.Module) -> None:

@@ -49,7 +49,13 @@ from funcgrad.export._poly_module import arg_names, check_call
 from funcgrad.export._polymorphic import SymbolicExport, constraints, is_symbolic_spec, note_computed
 from funcgrad.export._safety import DisabledSafetyCheck, check_custom_calls
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
-from funcgrad.export._sharded import ShardedExport, constraint_mesh, find_mesh, with_shardings
+from funcgrad.export._sharded import (
+    ShardedExport,
+    constraint_mesh,
+    find_mesh,
+    shard_map_lowering,
+    with_shardings,
+)
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit, result_paths
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -394,9 +400,11 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
     out_avals = tuple(closed.out_avals)
     infos = result_paths(out_tree)  # (JAX's jax.result_info, as jit's lowering writes them)
     texts = []
+    # (a shard_map body is per device: lowered over its mesh, NOTE: [exporting with shardings])
+    spmd = shard_map_lowering(closed.jaxpr)
     for p in targets:
         try:
-            lowered = lower_jaxpr(closed, name, platform=p, arg_names=names, result_names=infos)
+            lowered = lower_jaxpr(closed, name, spmd=spmd, platform=p, arg_names=names, result_names=infos)
         except NotImplementedError as e:  # (LoweringError is one; so is a missing rule)
             raise ValueError(f"export({name}): cannot lower for the platform {p!r}: {e}") from None
         check_custom_calls(lowered.text, checks)
@@ -418,7 +426,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
     text = portable.annotate_for_export(text, infos, uses_shape_polymorphism=global_constants)
     # (and one calling an Exported whose module uses them, embedded refined here, as JAX's)
     global_constants = global_constants or _calls_global_constants(closed.jaxpr)
-    blob = portable.serialize(text)
+    blob = portable.serialize(text, with_sdy=spmd is not None)
     n_in = len(in_avals)
     one = Exported(
         fun_name=name,

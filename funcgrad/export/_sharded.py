@@ -21,8 +21,11 @@ handled as a value).
 # NamedShardings (``_serialization``), and a deserialized
 # multi-device export (funcgrad's or JAX's) runs as the same kind of jit over its arguments'
 # devices whose body calls the module, its own sharding annotations dropped
-# (``portable.embeddable(strip_shardings=True)``; a ``shard_map`` body is refused): the
-# partitioner applies the exported in/out shardings, so values and placement are JAX's.
+# (``portable.embeddable(strip_shardings=True)``): the partitioner applies the exported in/out
+# shardings, so values and placement are JAX's. A program holding a ``shard_map`` is lowered over
+# the shard_map's mesh (``shard_map_lowering``: its ``sdy.manual_computation`` over ``@mesh``, as
+# JAX's module; a per-device body has no one-device semantics), and such a module, deserialized,
+# is embedded with its annotations kept (its mesh renamed beside the caller's, of the same shape).
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.recording import RecordingTracer
+from funcgrad.primitives.sharding import shard_map_p
 from funcgrad.xla_bridge import portable
+from funcgrad.xla_bridge.meshes import SpmdLowering
 
-__all__ = ["ShardedExport", "constraint_mesh", "find_mesh", "with_shardings"]
+__all__ = ["ShardedExport", "constraint_mesh", "find_mesh", "shard_map_lowering", "with_shardings"]
 
 
 def _named(s) -> NamedSharding | None:
@@ -245,6 +250,32 @@ def constraint_mesh(jaxpr):
                 inner = getattr(x, "jaxpr", x)
                 if hasattr(inner, "eqns"):
                     found = constraint_mesh(inner)
+                    if found is not None:
+                        return found
+    return None
+
+
+def shard_map_lowering(jaxpr):
+    """An ``SpmdLowering`` over the mesh of the first ``shard_map`` (over several devices) in
+    ``jaxpr`` or the jaxprs its equations hold, or None: a program with a per-device body is
+    exported lowered over that mesh (its ``sdy.manual_computation`` over ``@mesh``, as JAX's), not
+    as a one-device program. The mesh's devices are partitions 0..n-1, so the module names none."""
+    mesh = _shard_map_mesh(jaxpr)
+    if mesh is None:
+        return None
+    return SpmdLowering([d.id for d in mesh.devices.flat], mesh)
+
+
+def _shard_map_mesh(jaxpr):
+    for eqn in jaxpr.eqns:
+        mesh = eqn.params.get("mesh") if eqn.primitive is shard_map_p else None
+        if isinstance(mesh, Mesh) and mesh.size > 1:
+            return mesh
+        for v in eqn.params.values():
+            for x in v if isinstance(v, tuple | list) else (v,):
+                inner = getattr(x, "jaxpr", x)
+                if hasattr(inner, "eqns"):
+                    found = _shard_map_mesh(inner)
                     if found is not None:
                         return found
     return None
