@@ -73,6 +73,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.held_state import is_state
 from funcgrad.primitives import elementwise as _ew
+from funcgrad.primitives import stacking as sk
 from funcgrad.ref import abstract_ref
 from funcgrad.tree_util import _prefix_error
 
@@ -194,12 +195,14 @@ def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, singl
     """Split per-output Jacobians, stacked along a last flattened-input axis, into
     ``out.shape + in.shape`` blocks per input leaf."""
     sizes = [a.size for a in in_avals]
-    offsets = np.cumsum([0, *sizes])
     per_out = []
     for jac, oa in zip(jac_leaves, out_avals):
         blocks = []
-        for ia, start, stop in zip(in_avals, offsets[:-1], offsets[1:]):
-            piece = fnp.reshape(jac[..., int(start) : int(stop)], (*oa.shape, *ia.shape))
+        # (one split of the last axis, as JAX's _unravel_array_into_pytree: its transpose
+        # concatenates, so a Python scalar input's derivative through a block stays weak)
+        pieces = sk.split(jac, sizes, core.get_aval(jac).ndim - 1)
+        for ia, piece in zip(in_avals, pieces):
+            piece = fnp.reshape(piece, (*oa.shape, *ia.shape))
             blocks.append(to_public(_typed_like(piece, oa)))
         tree = tu.tree_unflatten(in_tree, blocks)
         per_out.append(tree[0] if single_arg else tree)
@@ -268,11 +271,12 @@ def jacrev(
         cts = vmap(pull)(*basis)  # per input leaf: (M, *in_shape)
         # Rearrange to per-output blocks: out.shape + in.shape.
         m_sizes = [a.size for a in out_avals]
-        m_off = np.cumsum([0, *m_sizes])
+        # (one split of the first axis per input leaf, as JAX's _jacrev_unravel)
+        cts = [sk.split(ct, m_sizes, 0) for ct in cts]
         per_out = []
-        for oa, start, stop in zip(out_avals, m_off[:-1], m_off[1:]):
+        for k, oa in enumerate(out_avals):
             blocks = [
-                to_public(_typed_like(fnp.reshape(ct[int(start) : int(stop)], (*oa.shape, *ia.shape)), ia))
+                to_public(_typed_like(fnp.reshape(ct[k], (*oa.shape, *ia.shape)), ia))
                 for ct, ia in zip(cts, in_avals)
             ]
             tree = tu.tree_unflatten(in_tree, blocks)

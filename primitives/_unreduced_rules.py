@@ -308,6 +308,7 @@ def install(families) -> None:
         st.slice_p,
         families["indexing"].dynamic_slice_p,
         families["stacking"].unstack_p,
+        families["stacking"].split_p,
     ):
         _unreduced_rules[p] = _keeps_unreduced
     _unreduced_rules[families["reductions"].reduce_sum_p] = _reduce_sum_unreduced

@@ -1,6 +1,12 @@
-"""``stack`` and ``unstack``: JAX 0.10's ``stack_p``/``unstack_p`` (``lax.stack``,
-``lax.unstack``, ``jnp.stack`` of a sequence, ``jnp.unstack``), staged as one equation each, as
-JAX's jaxprs show them (``stack[axis=1] a b``, ``b:f32[2] c:f32[2] = unstack[axis=0] a``).
+"""``stack``, ``unstack`` and ``split``: JAX 0.10's ``stack_p``/``unstack_p``/``split_p``
+(``lax.stack``, ``lax.unstack``, ``jnp.stack`` of a sequence, ``jnp.unstack``; ``lax.split``,
+``jnp.split``/``array_split``, the unravelling of ``jacfwd``/``jacrev``/``ravel_pytree``), staged
+as one equation each, as JAX's jaxprs show them (``stack[axis=1] a b``,
+``b:f32[2] c:f32[2] = unstack[axis=0] a``, ``b:f32[1] c:f32[2] = split[axis=0 sizes=(1, 2)] a``).
+
+``split``'s transpose is JAX's: the cotangents concatenated, a symbolic zero one instantiated as
+zeros of its piece's type, so the operand's weak type survives (a Python scalar's gradient through
+``jnp.split`` or a ``jacfwd`` block is weak in JAX; slice's transpose pads with a strong zero).
 
 Layer: primitives. Imports the funcgrad kernel, ``primitives._rules`` and
 ``primitives._sharding_rules`` (JAX's sharding rules of the two, in its words).
@@ -17,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
-from funcgrad.primitives._sharding_rules import ShardingTypeError, _show, spec_of
+from funcgrad.primitives._sharding_rules import ShardingTypeError, _show, cut_spec, spec_of
+from funcgrad.primitives.structure import concatenate_p
 
 from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal, linear_taylor
 from funcgrad.kernel.core import Primitive
@@ -173,4 +180,86 @@ def unstack(x, axis: int = 0) -> tuple:
     return tuple(unstack_p.bind(x, axis=axis % ndim if ndim else 0))
 
 
-__all__ = ["stack", "stack_p", "unstack", "unstack_p"]
+# ----------------------------------------------------------------------------------------------
+# split
+
+
+def _split_abstract_eval(x, *, sizes, axis):
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+    if sum(sizes) != x.shape[axis]:
+        raise ValueError(
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
+            f"{list(x.shape)}"
+        )
+    return [ShapedArray(_piece_shape(x.shape, axis, n), x.dtype, x.weak_type) for n in sizes]
+
+
+def _piece_shape(shape, axis, n):
+    return tuple(n if d == axis else s for d, s in enumerate(shape))
+
+
+def _split_impl(x, *, sizes, axis):
+    x = np.asarray(x)
+    return np.split(x, np.cumsum(sizes)[:-1].astype(int), axis=axis)
+
+
+def _split_jvp(primals, tangents, *, sizes, axis):
+    outs = split_p.bind(*primals, sizes=sizes, axis=axis)
+    if type(tangents[0]) is Zero:
+        return outs, [Zero.from_primal_value(o) for o in outs]
+    return outs, split_p.bind(instantiate(tangents[0]), sizes=sizes, axis=axis)
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+    # (JAX's: the pieces concatenated, a symbolic zero one as zeros of its piece's type -- the
+    # operand's weak type kept, where slice's transpose pads with a strong zero)
+    aval = x.aval
+    if all(type(c) is Zero for c in cts):
+        return [Zero(aval)]
+    cts = [
+        instantiate(Zero(ShapedArray(_piece_shape(aval.shape, axis, n), aval.dtype, aval.weak_type)))
+        if type(c) is Zero
+        else c
+        for c, n in zip(cts, sizes)
+    ]
+    return [concatenate_p.bind(*cts, dimension=axis) if len(cts) > 1 else cts[0]]
+
+
+def _split_batch(axis_size, vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    return split_p.bind(x, sizes=sizes, axis=axis + 1 if axis >= d else axis), [d] * len(sizes)
+
+
+def _split_sharding(avals_in, avals_out, *, sizes, axis, **params):
+    return [cut_spec(avals_in[0], o.shape, "split") for o in avals_out]
+
+
+split_p = Primitive("split", multiple_results=True)
+split_p.def_impl(checked_impl(_split_abstract_eval, _split_impl))
+split_p.def_abstract_eval(_split_abstract_eval)
+split_p.def_jvp(_split_jvp)
+split_p.def_transpose(_split_transpose)
+split_p.def_traits(linear=True)
+split_p.def_taylor(linear_taylor(split_p))
+split_p.def_batch(_split_batch)
+split_p.def_sharding_rule(_split_sharding)
+
+
+def split(operand, sizes, axis: int = 0) -> list:
+    """``operand`` split along ``axis`` into pieces of the given ``sizes`` (summing to the axis size;
+    ``lax.split``, JAX's ``split_p``: one equation, its transpose a concatenation).
+
+    >>> [x.tolist() for x in split(np.arange(5), (2, 3))]
+    [[0, 1], [2, 3, 4]]
+    """
+    ndim = aval_of(operand).ndim
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return list(split_p.bind(operand, sizes=tuple(int(s) for s in sizes), axis=axis % ndim))
+
+
+__all__ = ["split", "split_p", "stack", "stack_p", "unstack", "unstack_p"]

@@ -27,6 +27,7 @@ from funcgrad.numpy.sorting import top_k_last
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import sorting as srt
+from funcgrad.primitives import stacking as sk
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._sharding_rules import cut_spec
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
@@ -290,8 +291,10 @@ def split(operand, sizes, axis: int = 0):
         )
     for n in sizes:  # (JAX's rule: each piece must still split evenly over the dimension's axes)
         cut_spec(aval(operand), (*operand.shape[:axis], n, *operand.shape[axis + 1 :]), "split")
-    starts = np.cumsum([0, *sizes])
-    return [st.slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts[:-1], starts[1:])]
+    if extended_in([operand]):  # (typed keys: sliced as keys, their data has more axes)
+        starts = np.cumsum([0, *sizes])
+        return [st.slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts[:-1], starts[1:])]
+    return sk.split(operand, sizes, axis)  # (one split equation, as JAX's: its transpose keeps weak types)
 
 
 def scatter_apply(

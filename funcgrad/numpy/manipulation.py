@@ -503,6 +503,10 @@ def _split(ary, indices_or_sections, axis, strict):
             "supported"
         )
     points = _split_points(n, indices_or_sections, strict)
+    if not isinstance(ary, ExtendedArray):
+        # JAX's: one lax.split of the differences of the points (negative ones, of indices out of
+        # order or negative, raise its ValueError where NumPy would clamp)
+        return sk.split(ary, [int(b) - int(a) for a, b in zip(points[:-1], points[1:])], axis)
     out = []
     for start, stop in zip(points[:-1], points[1:]):
         start = builtins.min(builtins.max(start if start >= 0 else start + n, 0), n)

@@ -1,5 +1,6 @@
-"""Lowering rules of ``stack`` and ``unstack`` (primitives/stacking.py), as JAX's: each operand
-given the new unit dimension and one concatenation; a unit slice and a reshape per result.
+"""Lowering rules of ``stack``, ``unstack`` and ``split`` (primitives/stacking.py), as JAX's: each
+operand given the new unit dimension and one concatenation; a unit slice and a reshape per result;
+a slice per piece.
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
 """
@@ -55,4 +56,19 @@ def _unstack(ctx, x, *, axis):
             ctx, ctx.fb.generic("stablehlo.slice", [x], [aval_type(a)], [aval_type(unit)], attrs), unit
         )
         outs.append(ctx.fb.emit(f"stablehlo.reshape {piece} : ({aval_type(unit)}) -> {aval_type(out)}"))
+    return outs
+
+
+@register(sk.split_p)
+def _split(ctx, x, *, sizes, axis):
+    a = ctx.avals_in[0]
+    outs, start = [], 0
+    for n, out in zip(sizes, ctx.avals_out):
+        starts = tuple(start if d == axis else 0 for d in range(a.ndim))
+        limits = tuple(start + n if d == axis else s for d, s in enumerate(a.shape))
+        attrs = slice_attrs(starts, limits, (1,) * a.ndim)
+        outs.append(
+            _typed(ctx, ctx.fb.generic("stablehlo.slice", [x], [aval_type(a)], [aval_type(out)], attrs), out)
+        )
+        start += n
     return outs

@@ -51,6 +51,15 @@ def _concatenate_sampler(shape, dtype, rng):
     return Sample(operands, {"dimension": len(shape) - 1})
 
 
+def _split_sizes(n):
+    # three pieces of the last axis, an empty one among them
+    return (n // 2, 0, n - n // 2)
+
+
+def _split_ref(x, sizes, axis):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis))
+
+
 def _stack_sampler(shape, dtype, rng):
     return Sample(tuple(_arr(rng, shape, dtype) for _ in range(3)), {"axis": len(shape)})
 
@@ -418,6 +427,9 @@ OPS = [
     OpInfo("unstack", sk.unstack_p, sk.unstack, lambda x, axis: tuple(np.moveaxis(x, axis, 0)),
            _one(axis=lambda s: len(s) - 1), _shapes(min_dims=1, min_side=1),
            sample_shapes=((3, 4), (5,), (2, 1)), dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
+    OpInfo("split", sk.split_p, sk.split, _split_ref,
+           _one(axis=lambda s: len(s) - 1, sizes=lambda s: _split_sizes(s[-1])), _shapes(min_dims=1),
+           sample_shapes=((3, 4), (5,), (2, 0)), dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     OpInfo("slice", stc.slice_p, stc.slice_, _slice_ref, _one(**_SLICE_PARAMS), _min1(),
            sample_shapes=_MIN1_SAMPLES,
            dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
