@@ -343,6 +343,20 @@ def _format(x):
     return _layouts.format_of(x)
 
 
+def _cuda_array_interface(x):
+    """``x.__cuda_array_interface__``: JAX's AttributeError for a buffer that is not on a GPU, so
+    that ``hasattr(x, "__cuda_array_interface__")`` is False as CuPy/Numba probe it (funcgrad
+    exports no GPU buffer this way: ``__dlpack__`` is its exchange).
+
+    >>> import funcgrad.numpy as fnp
+    >>> hasattr(fnp.ones(2), "__cuda_array_interface__")
+    False
+    """
+    if not isinstance(x, Array):
+        raise AttributeError(f"{type(x).__name__} has no attribute __cuda_array_interface__")
+    raise AttributeError("__cuda_array_interface__ is only defined for GPU buffers.")  # (JAX's words)
+
+
 _host_dlpack, _host_dlpack_device = Array.__dlpack__, Array.__dlpack_device__
 
 
@@ -399,5 +413,6 @@ kernel.register(
         "committed": _committed,
         "traceback": _traceback,
         "format": _format,
+        "__cuda_array_interface__": _cuda_array_interface,
     },
 )

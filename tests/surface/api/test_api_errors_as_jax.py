@@ -96,6 +96,19 @@ def test_buffer_methods_of_a_traced_value_as_jax(method):
     assert first_line(funcgrad) == first_line(jax)
 
 
+def test_cuda_array_interface_of_a_cpu_array_as_jax():
+    # (array_interoperability_test testCudaArrayInterfaceOnNonCudaFails: CuPy/Numba probe it)
+    def probe(lib, np_):
+        x = np_.arange(5)
+        with pytest.raises(AttributeError) as e:
+            x.__cuda_array_interface__  # noqa: B018
+        seen = []
+        lib.jit(lambda t: seen.append(hasattr(t, "__cuda_array_interface__")) or t)(x)
+        return hasattr(x, "__cuda_array_interface__"), str(e.value), seen
+
+    assert probe(funcgrad, funcgrad.numpy) == probe(jax, jax.numpy)
+
+
 def test_static_argument_whose_eq_raises_and_device_put_copies_as_jax():
     # (api_test test_cpp_jit_raises_on_non_hashable_static_argnum, test_device_put_aliasing)
     class HashableWithoutEq:
