@@ -34,13 +34,13 @@ from funcgrad._shardings import (
     Sharding,
     SingleDeviceSharding,
     get_abstract_mesh,
-    get_mesh,
     make_mesh,
     make_single_device_sharding,
     set_mesh,
     use_abstract_mesh,
     use_mesh,
 )
+from funcgrad._shardings import get_mesh as _get_mesh  # (None when no mesh is in scope)
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
@@ -71,11 +71,25 @@ __all__ = [
 _REEXPORTED = ("P", "NamedSharding", "make_mesh", "set_mesh")
 
 
+_EMPTY_MESH = Mesh(np.empty((), dtype=object), ())  # (JAX's empty_concrete_mesh)
+
+
+def get_mesh() -> Mesh:
+    """The mesh set with ``set_mesh`` or the innermost ``use_mesh`` / ``with mesh:`` block, else
+    an empty mesh (``.empty``, no axes, no devices), as JAX's ``get_mesh``.
+
+    >>> get_mesh().empty
+    True
+    """
+    mesh = _get_mesh()
+    return _EMPTY_MESH if mesh is None else mesh
+
+
 def _mesh_for(where: str, shardings=None) -> Mesh | None:
     """The mesh ``auto_axes``/``explicit_axes`` switch axes of, as JAX's ``_get_new_mesh``: the
     mesh in scope, else the one ``shardings`` (``out_sharding=``) are over, which must be the same
     when both are given; ``None`` when there is neither (JAX's ``auto_axes`` then calls ``f``)."""
-    mesh = get_mesh()
+    mesh = _get_mesh()
     given = None
     for s in tu.tree_leaves(shardings, is_leaf=lambda x: isinstance(x, PartitionSpec | NamedSharding)):
         if isinstance(s, NamedSharding):

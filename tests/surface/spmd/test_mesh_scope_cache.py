@@ -89,3 +89,18 @@ def test_a_64_bit_numpy_argument_of_a_sharded_program_in_32_bit_mode():
         assert out.dtype == (np.float64 if jax.config.jax_enable_x64 else np.float32)
         assert sorted(d.id for d in out.devices()) == [2, 3]
     assert fs.Mesh is funcgrad.sharding.Mesh
+
+
+@pytest.mark.parametrize("lib", [funcgrad, jax], ids=["funcgrad", "jax"])
+def test_get_mesh_outside_every_mesh_and_under_set_mesh_none(lib):
+    # (pjit_test's test_set_mesh_none: JAX's get_mesh() is an empty mesh, never None)
+    sh = lib.sharding
+    assert sh.get_mesh().empty and repr(sh.get_mesh()) == "Mesh(axis_sizes=(), axis_names=())"
+    mesh = lib.make_mesh((2,), ("x",))
+    with sh.set_mesh(mesh):
+        with sh.set_mesh(None):
+            assert sh.get_mesh().empty and sh.get_abstract_mesh().empty
+            out = lib.jit(lambda x: x * 2)(lib.numpy.arange(8))
+            assert out.sharding == sh.SingleDeviceSharding(lib.devices()[0])
+        assert sh.get_mesh() == mesh
+    assert sh.get_mesh().empty
