@@ -213,7 +213,7 @@ def _keystr(k) -> str:
         return f".{k.name}"
     if isinstance(k, FlattenedIndexKey):
         return f"[<flat index {k.key}>]"
-    return f"[{k!r}]"
+    return str(k)  # (any other key as it prints, as JAX's: a custom node's key "x" is x)
 
 
 def _simple_keystr(k) -> str:

@@ -272,3 +272,20 @@ def test_register_dataclass_checks_as_jax(fields):
         return None
 
     assert outcome(tree_util.register_dataclass) == outcome(jax.tree_util.register_dataclass)
+
+
+def test_keystr_of_keys_that_are_not_key_entries_as_jax():
+    # (tree_util_test testFlattenWithPathWithIsLeafArgument) a node registered with plain keys
+    # ("x" rather than GetAttrKey("x")): keystr prints each as str() does, as JAX's
+    class Pair:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    def paths(tu):
+        tu.register_pytree_with_keys(Pair, lambda o: ((("x", o.x), (2, o.y)), None), lambda _, xy: Pair(*xy))
+        tree = {"p": Pair([1], 2.5), "q": None}
+        found = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tree)]
+        keys = ("x", 1, None, 2.5, tu.DictKey("a"), tu.SequenceKey(3), tu.GetAttrKey("w"))
+        return found, [tu.keystr((k,)) for k in keys], [tu.keystr(keys, simple=True, separator="/")]
+
+    assert paths(tree_util) == paths(jax.tree_util)
