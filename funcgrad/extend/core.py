@@ -49,7 +49,6 @@ from funcgrad.kernel import partial_eval as _pe
 from funcgrad.kernel.core import (
     InconclusiveDimensionOperation,
     JaxprTypeError,
-    Primitive,
     Trace,
     Tracer,
     get_aval,
@@ -190,6 +189,35 @@ class JaxprEqn(metaclass=_KernelView):
     def __new__(cls, invars, outvars, primitive, params, effects=no_effects, source_info=None, ctx=None):
         del effects, ctx
         return _ir.JaxprEqn(primitive, list(invars), dict(params), list(outvars), _source_info(source_info))
+
+
+class _PrimitiveView(type):
+    # ``isinstance(p, Primitive)`` holds for every kernel primitive; a library's subclass of
+    # ``Primitive`` (kfac-jax's tags) recognises its own instances only.
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _core.Primitive) if cls is Primitive else type.__instancecheck__(cls, obj)
+
+    def __subclasscheck__(cls, sub):
+        base = _core.Primitive if cls is Primitive else cls
+        return isinstance(sub, type) and type.__subclasscheck__(base, sub)
+
+
+class Primitive(_core.Primitive, metaclass=_PrimitiveView):
+    """A library's primitive, JAX's ``jax.extend.core.Primitive``: the kernel's ``Primitive``
+    (``isinstance`` recognises every primitive, the catalog's too), whose eager results are typed
+    as JAX's ``bind`` leaves its ``impl``'s result: a NumPy value computed from Python scalars is
+    strong (``impl_result_typed``; the catalog's primitives type theirs as staged, weak there).
+
+    >>> p = Primitive("madd")
+    >>> _ = p.def_impl(lambda x, y: np.add(np.multiply(x, y), 1.0))
+    >>> p.bind(2.0, 3.0).weak_type, isinstance(_catalog.elementwise.sin_p, Primitive)
+    (False, True)
+    >>> class Tag(Primitive): pass
+    >>> isinstance(Tag("t"), Tag), isinstance(p, Tag), issubclass(Tag, Primitive)
+    (True, False, True)
+    """
+
+    impl_result_typed = True
 
 
 def _source_info(info):

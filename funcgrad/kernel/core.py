@@ -137,6 +137,10 @@ class Primitive:
     """
 
     multiple_results = False
+    # A library's primitive (``funcgrad.extend.core.Primitive``): JAX's ``bind`` returns its
+    # ``impl``'s result as it is, so an eager result of Python-scalar operands is weak only where
+    # the impl returned a Python scalar (a NumPy value is strong). The catalog's are typed as staged.
+    impl_result_typed = False
     # Its parameters say which memory its results are in (``device_put`` to a memory space), so
     # the staging trace does not type them by its operands' (NOTE: [memory space in types]).
     memory_space_from_params = False
@@ -461,6 +465,7 @@ class EvalTrace(Trace):
             out = step(*vals, **params)
         finally:
             _FP_ERRORS.reset(token)
+        numpy_out = primitive.impl_result_typed and isinstance(out, np.ndarray | np.generic)
         if not _dt.x64_enabled:
             # NOTE: [x64 mode]: NumPy computes Python scalars and 64-bit NumPy operands at 64 bits.
             # A 64-bit Array (made under enable_x64) keeps its width, as JAX's lax operations keep it.
@@ -475,6 +480,8 @@ class EvalTrace(Trace):
             return [wrap_result(o, False) for o in out]
         if primitive.weak_type_of is not None:
             weak = primitive.weak_type_of(params, args)
+        elif numpy_out and weak and all(type(a) in _PYTHON_SCALARS for a in args):
+            weak = False  # (impl_result_typed: its impl saw the Python scalars JAX's impl sees)
         elif weak:
             if args:
                 rule = primitive.weak_type_rule

@@ -31,7 +31,11 @@ F64 = np.dtype("float64")
 
 
 def test_primitive_and_ir_classes_are_the_kernels():
-    assert ec.Primitive is kcore.Primitive and ec.Var is kir.Var and ec.Literal is kir.Literal
+    # (a library's Primitive is the kernel's, typing its eager results as JAX's bind: a subclass
+    # that isinstance/issubclass take for the kernel's, as Jaxpr and JaxprEqn below)
+    assert issubclass(ec.Primitive, kcore.Primitive) and issubclass(kcore.Primitive, ec.Primitive)
+    assert isinstance(kcore.Primitive("k"), ec.Primitive) and ec.Primitive.__mro__[1] is kcore.Primitive
+    assert ec.Var is kir.Var and ec.Literal is kir.Literal
     assert ec.ClosedJaxpr is kir.ClosedJaxpr
     closed = funcgrad.make_jaxpr(fnp.sin)(1.0)
     assert isinstance(closed.jaxpr, ec.Jaxpr) and isinstance(closed.eqns[0], ec.JaxprEqn)

@@ -297,3 +297,46 @@ def test_missing_rules_raise_jaxs_errors():
     want = run(jax, jax_core, jax_ad)
     got = run(funcgrad, funcgrad.extend.core, ad)
     assert [g.startswith(w) for g, w in zip(got, want)] == [True] * 5, (got, want)
+
+
+def test_eager_result_weak_type_as_jaxs_bind():
+    # JAX's bind returns a library primitive's impl result as it is: a NumPy value computed from
+    # Python scalars is strong (the tutorial's jvp of its primitive printed Traced<~float32[]>
+    # where JAX prints Traced<float32[]>), a Python scalar weak. Catalog primitives unchanged.
+    jax = pytest.importorskip("jax")
+    jax_core = pytest.importorskip("jax.extend.core")
+    jax_ad = pytest.importorskip("jax.interpreters.ad")
+
+    def run(lib, lib_core, lib_ad, lib_numpy):
+        madd = lib_core.Primitive("numpy_madd")
+        madd.def_impl(lambda x, y, z: np.add(np.multiply(x, y), z))
+        madd.def_abstract_eval(lambda x, y, z: x.update(weak_type=False))
+        double = lib_core.Primitive("scalar_double")
+        double.def_impl(lambda x: 2 * x)
+        seen = []
+
+        def value_and_jvp(primals, tangents):  # (the tutorial's rule, for primals as bound)
+            x, y, z = primals
+            xt, yt, zt = (lib_ad.instantiate_zeros(t) for t in tangents)
+            return madd.bind(x, y, z), xt * y + x * yt + zt
+
+        lib_ad.primitive_jvps[madd] = value_and_jvp
+
+        def f(a, b):
+            out = madd.bind(a, a, b)
+            seen.append(lib.typeof(out).weak_type)
+            return out
+
+        primal, tangent = lib.jvp(f, (2.0, 10.0), (1.0, 1.0))
+        weak = lambda v: bool(lib_numpy.asarray(v).weak_type)  # noqa: E731
+        eager = madd.bind(2.0, 2.0, 10.0)
+        return [float(eager), weak(eager), weak(double.bind(3.0)), weak(lib_numpy.sin(2.0))] + [
+            float(primal),
+            float(tangent),
+            weak(primal),
+            seen,
+        ]
+
+    want = run(jax, jax_core, jax_ad, jax.numpy)
+    got = run(funcgrad, funcgrad.extend.core, ad, fnp)
+    assert got == want == [14.0, False, True, True, 14.0, 5.0, False, [False]], (got, want)
