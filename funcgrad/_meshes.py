@@ -129,8 +129,16 @@ def _scope_changed() -> None:
 
 
 def _context_mesh():
-    """The mesh ``set_mesh`` set in this thread (``hooks.context_mesh`` while any thread has one)."""
-    return _device_config.value
+    """The mesh ``set_mesh`` set in this thread (``hooks.context_mesh`` while any thread has one),
+    laid out as the abstract mesh in scope (``use_abstract_mesh`` of other axis names or types
+    over as many devices), as JAX places results over the mesh their type shows."""
+    mesh = _device_config.value
+    if mesh is None or not _context.abstract:
+        return mesh
+    am = _context.abstract[-1]
+    if am.empty or am.manual_axes or am.size != mesh.size or am == mesh.abstract_mesh:
+        return mesh
+    return concrete_mesh(am)
 
 
 def _swap_device(mesh):
@@ -309,6 +317,12 @@ class AbstractMesh:
         return bool(self.axis_names) and len(self.manual_axes) == len(self.axis_names)
 
     def __enter__(self):
+        prev = get_abstract_mesh()
+        if not prev.empty and not self.empty and prev.size != self.size:  # (JAX's check and words)
+            raise ValueError(
+                f"use_abstract_mesh cannot change the size of the mesh. Got new mesh: {self} with "
+                f"size={self.size} and prev mesh: {prev} with size={prev.size}"
+            )
         _context.abstract.append(self)
         _scope_changed()
         return self

@@ -104,3 +104,26 @@ def test_get_mesh_outside_every_mesh_and_under_set_mesh_none(lib):
             assert out.sharding == sh.SingleDeviceSharding(lib.devices()[0])
         assert sh.get_mesh() == mesh
     assert sh.get_mesh().empty
+
+
+@pytest.mark.parametrize("lib", [funcgrad, jax], ids=["funcgrad", "jax"])
+def test_use_abstract_mesh_under_set_mesh(lib):
+    # (pjit_test's test_use_abstract_mesh_override)
+    sh = lib.sharding
+    mesh = lib.make_mesh((2,), ("x",))
+    with sh.set_mesh(mesh):
+        with pytest.raises(ValueError, match="use_abstract_mesh cannot change the size of the mesh"):
+            with sh.use_abstract_mesh(sh.AbstractMesh((4,), ("x",))):
+                pass
+        assert sh.get_abstract_mesh() == mesh.abstract_mesh  # (left as it was)
+        # an eager result is placed over the set mesh's devices laid out as the abstract mesh
+        with sh.use_abstract_mesh(sh.AbstractMesh((2,), ("y",))):
+            out = lib.numpy.arange(8)
+            want = sh.NamedSharding(
+                mesh.update(axis_names=("y",), axis_types=(sh.AxisType.Auto,)), sh.PartitionSpec()
+            )
+            assert out.sharding == want
+        with sh.use_abstract_mesh(sh.AbstractMesh((2,), ("x",), (sh.AxisType.Explicit,))):
+            out = lib.numpy.arange(8)
+            assert out.sharding == sh.NamedSharding(mesh, sh.PartitionSpec(None))
+            np.testing.assert_array_equal(np.asarray(out), np.arange(8))
