@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import importlib
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -168,6 +170,28 @@ def min_dim(d1, d2) -> int:
 pytype_aval_mappings: dict = {
     t: get_aval for t in (np.ndarray, _Array, *_dt.python_scalar_types, *set(np.sctypeDict.values()))
 }
+
+
+# Names JAX 0.10 still serves from ``jax.core`` with a DeprecationWarning ("Use
+# jax.extend.core.X"): the same objects as ``funcgrad.extend.core``'s, resolved on first use
+# (``funcgrad.extend.core`` imports this module). Libraries written for older JAX versions read
+# them here: kfac-jax annotates its primitives' rules with ``jax.core.Effects``.
+_EXTEND_CORE_NAMES = frozenset({
+    "CallPrimitive", "DebugInfo", "DropVar", "Effect", "Effects", "JaxprTypeError", "check_jaxpr",
+    "concrete_or_error", "find_top_trace", "gensym", "get_opaque_trace_state", "new_jaxpr_eqn",
+    "no_effects", "nonempty_axis_env_DO_NOT_USE", "primal_dtype_to_tangent_dtype",
+    "unsafe_am_i_under_a_jit_DO_NOT_USE", "unsafe_am_i_under_a_vmap_DO_NOT_USE",
+    "unsafe_get_axis_names_DO_NOT_USE", "valid_jaxtype",
+})  # fmt: skip
+
+
+def __getattr__(name):
+    if name in _EXTEND_CORE_NAMES:  # (JAX's warning, once a name: JAX's deprecation getattr is cached)
+        message = f"jax.core.{name} is deprecated. Use jax.extend.core.{name}."
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        value = globals()[name] = getattr(importlib.import_module("funcgrad.extend.core"), name)
+        return value
+    raise AttributeError(f"module 'funcgrad.core' has no attribute '{name}'")
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

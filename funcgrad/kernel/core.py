@@ -147,9 +147,14 @@ class Primitive:
 
     def __init__(self, name: str, *, multiple_results: bool = False):
         self.name = name
-        self.multiple_results = multiple_results
-        self.impl = None
+        self.multiple_results = multiple_results or type(self).multiple_results  # (a subclass's)
+        # A subclass may define ``impl`` and ``abstract_eval`` as methods, as JAX's Primitive
+        # subclasses do (kfac-jax's tags); its ``abstract_eval`` follows JAX's effectful
+        # convention, ``(avals, effects)``.
+        self.impl = getattr(self, "impl", None)  # (the subclass's bound method, or None)
         self.abstract_eval = None
+        if hasattr(type(self), "abstract_eval"):
+            self.def_effectful_abstract_eval(type(self).abstract_eval.__get__(self))
         self.jvp = None
         self.transpose = None
         self.batch = None
@@ -199,6 +204,20 @@ class Primitive:
 
     def def_abstract_eval(self, f):
         self.abstract_eval = f
+        return f
+
+    def def_effectful_abstract_eval(self, f):
+        """JAX's form of the abstract evaluation rule: ``f(*avals, **params) -> (avals, effects)``.
+        funcgrad's IR carries no effects: a primitive whose rule names some is one with side
+        effects (dead-code elimination keeps its equations; NOTE: [primitive traits])."""
+
+        def abstract_eval(*avals, **params):
+            out, effects = f(*avals, **params)
+            if effects and not self.traits.has_side_effects:
+                self.def_traits(has_side_effects=True)
+            return out
+
+        self.abstract_eval = abstract_eval
         return f
 
     def def_jvp(self, f):

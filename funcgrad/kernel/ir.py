@@ -562,6 +562,20 @@ class Jaxpr:
 
     in_avals = property(lambda self: [v.aval for v in self.invars])
     out_avals = property(lambda self: [v.aval for v in self.outvars])
+    # JAX's record of the traced function's names (``DebugInfo``): funcgrad's programs keep none,
+    # as a JAX jaxpr built without one (code that reads it checks for None).
+    debug_info = None
+
+    def replace(self, **changes) -> Jaxpr:
+        """A copy with the given fields changed (JAX's ``Jaxpr.replace``; ``debug_info`` and
+        ``is_high`` are accepted and dropped, as funcgrad's programs carry neither)."""
+        changes.pop("debug_info", None)
+        changes.pop("is_high", None)
+        fields = {f: getattr(self, f) for f in ("constvars", "invars", "eqns", "outvars", "effects")}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"Jaxpr.replace got unexpected fields {sorted(unknown)}")
+        return Jaxpr(**{**fields, **changes})
 
     def __str__(self):
         return pp_jaxpr(self)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -758,3 +759,103 @@ def test_vmap_maps_registered_vmappable_types_as_jax():
     for names, data in got:
         assert names == ["j", "i"]
         np.testing.assert_allclose(data, want)
+
+
+def _subclassed_tag_program(jax, Primitive, ad, batching, mlir, core):
+    """kfac-jax's tags: a Primitive subclass that defines ``impl`` and ``abstract_eval`` as
+    methods (JAX's effectful form, ``(avals, effects)``) and ``multiple_results`` as a class
+    attribute, its rules registered in the interpreters' tables; eager, jitted, vmapped and
+    differentiated."""
+
+    class Tag(Primitive):
+        multiple_results = True
+
+        def __init__(self):
+            super().__init__("test_sub_tag")
+            mlir.register_lowering(self, lambda ctx, *args: list(args))
+            ad.primitive_jvps[self] = lambda xs, ts: (self.bind(*xs), list(ts))
+            batching.primitive_batchers[self] = lambda xs, dims: (self.bind(*xs), dims)
+
+        def impl(self, *args):
+            return list(args)
+
+        def abstract_eval(self, *avals):
+            return list(avals), core.no_effects
+
+    tag = Tag()
+
+    def f(x, y):
+        a, b = tag.bind(x, y)
+        return (a * b).sum()
+
+    x, y = np.arange(3.0, dtype=np.float32), np.float32(2.0)
+    eqns = [e.primitive.name for e in jax.make_jaxpr(f)(x, y).jaxpr.eqns]
+    return [
+        [np.asarray(v) for v in tag.bind(x, y)],
+        jax.jit(f)(x, y),
+        jax.grad(f, argnums=(0, 1))(x, y),
+        jax.vmap(f, in_axes=(0, None))(x[:, None], y),
+        eqns[0],
+        tag.multiple_results,
+    ]
+
+
+def test_primitive_subclass_with_jax_style_methods_as_jax():
+    import jax
+    from jax import core as jcore
+    from jax.extend.core import Primitive as JaxPrimitive
+    from jax.interpreters import ad as jad
+    from jax.interpreters import batching as jbatching
+    from jax.interpreters import mlir as jmlir
+
+    with warnings.catch_warnings():  # (jax.core.no_effects: deprecated, on both sides)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ours = _subclassed_tag_program(funcgrad, ec.Primitive, ad, batching, mlir, fcore)
+        theirs = _subclassed_tag_program(jax, JaxPrimitive, jad, jbatching, jmlir, jcore)
+
+    def flat(r):
+        return np.hstack([np.ravel(v) for v in (r if isinstance(r, list | tuple) else [r])])
+
+    for a, b in zip(ours[:4], theirs[:4]):
+        np.testing.assert_allclose(flat(a), flat(b))
+    assert ours[4:] == theirs[4:] == ["test_sub_tag", True]
+
+
+def test_effectful_abstract_eval_and_deprecated_core_names_as_jax():
+    import jax
+
+    # JAX 0.10 still serves these from jax.core (with a DeprecationWarning): the same objects as
+    # jax.extend.core's
+    # jax.extend.core's, warning on the first use of each name (JAX's getattr is cached)
+    for name in ("Effects", "Effect", "DebugInfo", "DropVar", "gensym", "new_jaxpr_eqn", "no_effects"):
+        vars(fcore).pop(name, None)  # (as never used in this process)
+        message = f"jax.core.{name} is deprecated. Use jax.extend.core.{name}"
+        with pytest.warns(DeprecationWarning, match=message):
+            assert getattr(fcore, name) is getattr(ec, name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert getattr(fcore, name) is getattr(ec, name)
+            warnings.simplefilter("ignore")
+            assert getattr(jax.core, name) is getattr(jax.extend.core, name)
+    with pytest.raises(AttributeError, match="has no attribute 'not_a_name'"):
+        fcore.not_a_name  # noqa: B018
+
+    def program(Primitive):
+        p = Primitive("test_effectful_ae")
+        p.def_impl(lambda x: 2 * x)
+        p.def_effectful_abstract_eval(lambda x: (x, set()))
+        return p, [float(p.bind(1.5))]
+
+    p, out = program(ec.Primitive)
+    assert out == program(jax.extend.core.Primitive)[1] == [3.0]
+    closed = funcgrad.make_jaxpr(p.bind)(1.0)
+    assert [e.primitive for e in closed.jaxpr.eqns] == [p] and not p.traits.has_side_effects
+
+    # Jaxpr.replace (kfac-jax rebuilds programs so) and debug_info, as JAX's jaxpr without one
+    jaxpr = closed.jaxpr
+    assert jaxpr.debug_info is None
+    new = jaxpr.replace(eqns=[], outvars=jaxpr.invars, debug_info=None)
+    assert new.eqns == [] and new.outvars == jaxpr.invars and new.invars == jaxpr.invars
+    assert jaxpr.eqns and funcgrad.core.eval_jaxpr(new, [], 4.0) == [4.0]
+    with pytest.raises(TypeError, match="unexpected fields \\['bogus'\\]"):
+        jaxpr.replace(bogus=1)
