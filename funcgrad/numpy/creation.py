@@ -676,10 +676,15 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     >>> [g.tolist() for g in meshgrid(np.array([1, 2]), np.array([3, 4, 5]))]
     [[[1, 2], [1, 2], [1, 2]], [[3, 3], [4, 4], [5, 5]]]
     """
+    if not copy:
+        raise ValueError("jax.numpy.meshgrid only supports copy=True")
     if indexing not in ("xy", "ij"):
-        raise ValueError(f"Valid values for `indexing` are 'xy' and 'ij', got {indexing!r}")
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
     args = [asarray(x) for x in xi]
-    args = [st.reshape(x, (x.size,)) for x in args]
+    if any(len(shape_of(x)) != 1 for x in args):  # (JAX's: NumPy flattens them)
+        raise ValueError(
+            f"Arguments to jax.numpy.meshgrid must be 1D, got shapes {[shape_of(x) for x in args]}"
+        )
     ndim = len(args)
     shapes = [x.shape[0] for x in args]
     if indexing == "xy" and ndim > 1:

@@ -60,3 +60,15 @@ def test_select_errors_as_jax(conds, choices):
     with pytest.raises(ValueError) as got:
         fnp.select(conds, choices)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("args", [(2.0,), (np.ones((2, 2)), np.ones(3)), (np.ones(2), np.float32(1))])
+def test_meshgrid_refuses_what_is_not_1d_as_jax(args):
+    with pytest.raises(ValueError) as want:
+        jnp.meshgrid(*args)
+    with pytest.raises(ValueError) as got:
+        fnp.meshgrid(*args)
+    assert str(got.value) == str(want.value)
+    ok = [np.arange(2.0), np.arange(3)]
+    for a, b in zip(fnp.meshgrid(*ok, indexing="ij"), jnp.meshgrid(*ok, indexing="ij")):
+        np.testing.assert_array_equal(a, b)
