@@ -129,7 +129,7 @@ def _cholesky_jvp(primals, tangents):
     # jnp.linalg.cholesky and lax.linalg.cholesky's default, symmetrise the tangent too; scipy's
     # cholesky and symmetrize_input=False get JAX's gradients, which are not symmetric).
     (a,), (da,) = primals, tangents
-    L = cholesky_p.bind(a)
+    L = mx.tril(cholesky_p.bind(a))  # (JAX's _tril)
     if type(da) is Zero:
         return L, Zero.from_primal_value(L)
     tmp = triangular_solve(L, da, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
@@ -149,7 +149,9 @@ def cholesky(a):
     >>> cholesky(np.array([[4.0, 0.0], [2.0, 2.0]])).tolist()
     [[2.0, 0.0], [1.0, 1.0]]
     """
-    return cholesky_p.bind(a)
+    # (JAX's lax.linalg.cholesky: the factor's lower triangle selected, so the tangent's upper
+    # triangle is 0 even where the rule's product is NaN -- a factor of an operand with infinities)
+    return mx.tril(cholesky_p.bind(a))
 
 
 # ----------------------------------------------------------------------------------------------
