@@ -70,7 +70,7 @@ def test_the_mesh_api_follows_jax():
     assert fs.get_abstract_mesh().empty and fs.get_mesh().empty  # (JAX's empty mesh)
     with fs.set_mesh(m) as got:  # set_mesh is also a context manager, restoring the previous mesh
         assert got is m and fs.get_mesh() is m and fs.get_abstract_mesh() == am
-        with fs.use_abstract_mesh(fs.AbstractMesh((8,), ("z",))):
+        with fs.use_abstract_mesh(fs.AbstractMesh((4,), ("z",))):  # (of the set mesh's size, as JAX asks)
             assert fs.get_abstract_mesh().axis_names == ("z",)
         with fs.use_mesh(auto):
             assert fs.get_mesh() is auto
