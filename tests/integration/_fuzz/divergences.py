@@ -166,7 +166,12 @@ _POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow", 
 
 
 def _norm_at_zero(outcome) -> bool:
-    return _differentiates(outcome) and bool(_ops(outcome) & _NORMS) and _nan_subset(outcome, fewer=True)
+    ops = _ops(outcome)
+    if "np.linalg.cond" in ops and any("'fro'" in expr for _, expr in outcome.case.steps):
+        # (cond(x, 'fro') is norm(x) * norm(inv(x)): inv(x) is the zero matrix where x holds
+        # infinities, and there the Frobenius norm's subgradient is 0)
+        ops = ops | {"np.linalg.norm"}
+    return _differentiates(outcome) and bool(ops & _NORMS) and _nan_subset(outcome, fewer=True)
 
 
 def _std_at_zero_variance(outcome) -> bool:
@@ -239,6 +244,17 @@ def _jax_closure_convert_forward_over_custom_vjp(outcome) -> bool:
         outcome.status == "unraised"
         and "can't apply forward-mode autodiff (jvp) to a custom_vjp function" in (outcome.error or "")
         and "closure_convert(" in steps
+    )
+
+
+def _jax_custom_vmap_reverse_mode(outcome) -> bool:
+    # (jax's custom_vmap has a JVP but no linearization: grad/vjp/jacrev/linearize of a function that
+    # traces one raise, even where its result does not reach the output)
+    steps = " ".join(expr for _, expr in outcome.case.steps)
+    return (
+        outcome.status == "unraised"
+        and "Linearization failed to produce known values" in (outcome.error or "")
+        and re.search(r"_tc_cvmap\(|custom_vmap|sequential_vmap\(", steps) is not None
     )
 
 
@@ -1280,6 +1296,18 @@ DOCUMENTED: list[Divergence] = [
         "refuses them in every function (TypeError).",
         "`stats.norm.logpdf(1 + 1j)`: TypeError (jax: -0.919-1j); the fuzzer's seed 19102",
         _jax_complex_stats,
+    ),
+    Divergence(
+        "custom-vmap-reverse-mode",
+        "Reverse-mode derivatives (`grad`, `vjp`, `jacrev`, `linearize`, `hessian`) of a function that "
+        "calls a `custom_batching.custom_vmap` or `sequential_vmap` function.",
+        "jax's `custom_vmap` has a JVP rule but cannot be linearized: reverse mode raises ValueError "
+        "('Linearization failed to produce known values for all output primals'), also where the "
+        "call's result does not reach the output; funcgrad linearizes it (its JVP is the function's, "
+        "under `vmap` the rule's JVP, as jax's forward mode) and computes.",
+        "`grad(lambda x: sequential_vmap(np.sin)(x).sum())(np.ones(3))`: cos(1) (jax: ValueError; "
+        "`jvp` gives the same tangents in both); the transformation-composition fuzzer's seed 2102",
+        _jax_custom_vmap_reverse_mode,
     ),
 ]
 

@@ -24,6 +24,19 @@ product, and the layers: ``grad`` with an integer input (``allow_int``, ``has_au
 gradient), ``jvp`` with a float0 tangent, ``grad(holomorphic=True)`` of a complex function of the
 program, ``linear_transpose`` of a linearization and ``closure_convert``.
 
+Session 21 added (``_FLOW21``, drawn as often as the older flow steps together) ``custom_vmap``
+whose rule is not the function's batching and ``sequential_vmap``, ``custom_root`` (Newton, a
+diagonal tangent solve) and ``custom_linear_solve`` (symmetric or with a transpose solve) closing
+over traced values, ``scan`` over pytree ``xs`` of mixed dtypes (int and float32 leaves, length 0),
+``while_loop`` over a dict carry with an integer leaf, ``checkpoint`` with ``static_argnums`` and
+``prevent_cse``, ``named_call``/``named_scope``, and the collectives of a ``vmap`` axis name
+(``psum``/``pmean``/``all_gather``/``psum_scatter`` (tiled too)/``ppermute``/``all_to_all``/
+``axis_index``) inside the stack's derivatives; the layers: ``vmap`` with ``in_axes`` dicts and
+``axis_size``, a named ``vmap`` centring its outputs with ``pmean``, ``jvp`` of ``linearize``'s
+linear function, ``hessian``/``jacfwd``/``jacrev`` with integer ``has_aux`` outputs, ``grad`` of a
+0-d result cast to float16/bfloat16/float32/float64; and, one program in eight, the stack's ``vjp``
+(``has_aux``) called with a cotangent of another dtype or shape (``_err``: JAX's error class).
+
 >>> [op.name for op in TCOMP]
 ['tcomp.unary', 'tcomp.binary']
 """
@@ -128,6 +141,72 @@ def _tc_cjvp_sz(T, np, x, y):
 
     g.defjvp(rule, symbolic_zeros=True)
     return g(*np.broadcast_arrays(x, y))
+
+def _tc_cvmap(T, np, x, y):
+    # custom_batching.custom_vmap whose rule is not the function's batching (a factor 1.5 on the
+    # linear term): under vmap the rule runs, and its derivatives are the rule's
+    @T.custom_batching.custom_vmap
+    def g(a, b):
+        return np.sin(a) * b + a
+
+    @g.def_vmap
+    def rule(axis_size, in_batched, a, b):
+        return np.sin(a) * b + 1.5 * a, any(in_batched)
+
+    return g(*np.broadcast_arrays(x, y))
+
+
+def _tc_root(T, np, lax, x, y):
+    # lax.custom_root: the root z of z**3 + z - c (elementwise), by Newton; the tangent solve divides
+    # by the diagonal linear map's value at ones
+    c = np.tanh(x) * y
+
+    def f(z):
+        return z**3 + z - c
+
+    def solve(f, z):
+        for _ in range(6):
+            z = z - f(z) / (3.0 * z * z + 1.0)
+        return z
+
+    return lax.custom_root(f, np.zeros_like(c), solve, lambda g, r: r / g(np.ones_like(r)))
+
+
+def _tc_linsolve(T, np, lax, x, y, symmetric):
+    # lax.custom_linear_solve of a diagonal map closing over a traced value (2 + sin(y)**2)
+    d = 2.0 + np.sin(y) ** 2 + 0.0 * x
+
+    def solve(mv, r):
+        return r / d
+
+    if symmetric:
+        return lax.custom_linear_solve(lambda v: v * d, x + 0.0 * d, solve, symmetric=True)
+    return lax.custom_linear_solve(lambda v: v * d, x + 0.0 * d, solve, transpose_solve=solve)
+
+
+def _tc_scope(T, f, *args):
+    # f called inside a named_scope (names the equations; no effect on values)
+    with T.named_scope("tc_scope"):
+        return f(*args)
+
+
+def _tc_ct(T, np, out, change):
+    # a cotangent for out: the probe of each leaf, changed (cast, reshaped) by `change`
+    return T.tree_util.tree_map(lambda v: change(_probe(np, v)), out)
+
+
+def _tc_aux(T, np, r):
+    # a (value, aux) pair with integer aux leaves as float32 values that carry their dtype's width
+    # (_pack's common dtype of float32 and int64 is NumPy 2's float64 in 64-bit mode, jax's float32)
+    enc = lambda v: np.asarray(v).astype(np.float32) + 1000.0 * np.asarray(v).dtype.itemsize
+    return r[0], T.tree_util.tree_map(enc, r[1])
+
+
+def _tc_center(T, np, lax, tree, name):
+    # every float leaf minus its mean over the vmapped axis `name` (a collective in a layer)
+    return T.tree_util.tree_map(
+        lambda v: v - lax.pmean(v, name) if np.issubdtype(np.result_type(v), np.inexact) else v, tree
+    )
 """
 
 # ----------------------------------------------------------------------------------------------
@@ -241,11 +320,46 @@ _FLOW = [
     "lax.cond(np.sum(X) > 0, lambda u: 1.5, lambda u: np.sum({f1}), X)",
     "lax.stop_gradient(X * X) * np.sin(X) + X ** 3",
 ]  # fmt: skip
+_FLOW21 = [
+    # (session 21) custom_vmap and sequential_vmap, custom_root and custom_linear_solve, scan over
+    # pytree xs of mixed dtypes (length 0 too), while_loop over a pytree carry with an integer leaf,
+    # checkpoint with static_argnums and prevent_cse, named_call/named_scope, collectives of a vmap's
+    # named axis (psum/pmean/all_gather/psum_scatter/ppermute/all_to_all/axis_index)
+    "_tc_cvmap(T, np, X, Y)", "_tc_cvmap(T, np, X, Y)",
+    "T.custom_batching.sequential_vmap(lambda u, v: {f})(*np.broadcast_arrays(X, Y))",
+    "_tc_root(T, np, lax, X, Y)", "_tc_root(T, np, lax, X, Y)", "_tc_linsolve(T, np, lax, X, Y, {r})",
+    "_tc_linsolve(T, np, lax, X, Y, {r})",
+    "lax.scan(lambda c, x: (c * np.cos(x['f']) + x['i'].astype(c.dtype) * 0.25 + np.sin(x['h']).astype("
+    "c.dtype), (c * x['f'], x['i'])), Y, {{'f': np.ravel(X)[:{L}], 'i': np.arange({L}), 'h': "
+    "np.ravel(X)[:{L}].astype(np.float32)}})[{k}]{i0}",
+    "lax.scan(lambda c, x: ((c[0] + x[0] * c[1], c[1] * np.cos(x[1])), c[0] * x[1]), (X, Y), "
+    "(np.ravel(Y)[:{L}], np.ravel(X)[:{L}].astype(np.float32)), reverse={r})[{k}]{i0}",
+    "lax.while_loop(lambda c: (c['i'] < {n} + 1) & (np.sum(c['x']) < 6.0), lambda c: {{'i': c['i'] + 1, "
+    "'x': (lambda u, v: {f})(c['x'], c['y'][0]) * 0.5 + 0.2, 'y': (c['y'][0] * 0.9, c['y'][1] * 2)}}, "
+    "{{'i': 0, 'x': X, 'y': (Y, np.int32(2))}})['x']",
+    "T.checkpoint(lambda u, s, v: ({f}) * s, static_argnums=(1,), prevent_cse={pc}, "
+    "policy=T.checkpoint_policies.{p})(X, {s}, Y)",
+    "T.named_call(lambda u, v: {f}, name='tc_call')(X, Y)", "_tc_scope(T, lambda u, v: {f}, X, Y)",
+    "T.vmap(lambda u, v: u * lax.psum(u, 'i') + v, in_axes=(0, None), axis_name='i')(np.atleast_1d(X), Y)",
+    "T.vmap(lambda u: (lambda u, v: {f})(u, u - lax.pmean(u, 'i')), axis_name='i')(np.atleast_1d(X))",
+    "T.vmap(lambda u: np.sin(lax.all_gather(u, 'i')) * u, axis_name='i')(np.atleast_1d(X))",
+    "T.vmap(lambda u: lax.psum_scatter(np.stack([u, np.sin(u) * u]), 'i'), axis_name='i')"
+    "(np.stack([X, X * Y]))",
+    "T.vmap(lambda u: lax.psum_scatter(u * u, 'i', tiled=True), axis_name='i')(np.stack([X, np.cos(X)]))",
+    "T.vmap(lambda u: lax.ppermute(u, 'i', perm=[(0, 1), (1, 0)]) * u, axis_name='i')"
+    "(np.stack([X, np.cos(Y) + X]))",
+    "T.vmap(lambda u: lax.all_to_all(u, 'i', 0, 0) * u, axis_name='i')(np.stack([np.stack([X, X * X]), "
+    "np.stack([np.sin(X), X])]))",
+    "T.vmap(lambda u: u * (lax.axis_index('i') + 1.0), axis_name='i')(np.atleast_1d(X))",
+]  # fmt: skip
 
 
 def _step(draw, names):
     pool = draw(
-        st.sampled_from(["u", "u", "e", "e", "b", "bs", "r", "dot", "idx", "shape", "flow", "flow", "flow"])
+        st.sampled_from(
+            ["u", "u", "e", "e", "b", "bs", "r", "dot", "idx", "shape", "flow", "flow", "flow"]
+            + ["flow21", "flow21"]
+        )
     )
     x = draw(st.sampled_from(names[-2:] + names))
     y = draw(st.sampled_from(names[-2:] + names))
@@ -276,8 +390,10 @@ def _step(draw, names):
         p=draw(st.sampled_from(_POLICIES)),
         un2=draw(st.sampled_from([3, True, 2])),
         np_=draw(st.sampled_from(["save_only_these_names", "save_any_names_but_these"])),
+        L=draw(st.sampled_from([0, 1, 2])), pc=draw(st.booleans()),
+        i0=draw(st.sampled_from(["", "[0]", "[1]"])),
     )  # fmt: skip
-    step = draw(st.sampled_from(_FLOW))
+    step = draw(st.sampled_from(_FLOW21 if pool == "flow21" else _FLOW))
     # (a in a loop body: the input, a closure over a traced value)
     return step.format(**params).replace("X", x).replace("Y", y)
 
@@ -307,8 +423,12 @@ _LAYERS = [
     # (session 20) integer inputs (float0 tangents, allow_int, has_aux), holomorphic grad, the
     # transpose of a linearization, closure_convert
     "int_grad", "int_jvp", "holomorphic", "linear_transpose", "closure_convert",
+    # (session 21) vmap with in_axes dicts and axis_size, vmap with a named axis and a collective
+    # over it, linearize's linear function differentiated again by jvp, hessian/jacobians with
+    # integer aux outputs, grad of a 0-d result of every float dtype (float16/bfloat16 too)
+    "vmap_dict", "vmap_named", "linearize_jvp", "hessian_aux", "jac_aux", "grad_dtype", "grad_dtype",
 ]  # fmt: skip
-_JACOBIAN = {"jacfwd": 1, "jacrev": 1, "hessian": 2}
+_JACOBIAN = {"jacfwd": 1, "jacrev": 1, "hessian": 2, "hessian_aux": 2, "jac_aux": 1, "linearize_jvp": 1}
 
 
 def _layer(draw, f):
@@ -389,6 +509,42 @@ def _layer(draw, f):
             f"(lambda a, b: T.linear_transpose(T.linearize(lambda a: {f}(a, b), a)[1], a)"
             f"(_tprobe(T, np, {f}(a, b), 0.75)))"
         )
+    if w in ("vmap_dict", "vmap_named"):
+        ia, ib = draw(st.sampled_from(["0", "1", "-1", "None"])), draw(st.sampled_from(["0", "-1", "None"]))
+        oa, n = draw(st.sampled_from(["0", "1", "-1"])), draw(st.sampled_from([2, 3, 1]))
+        if w == "vmap_named":
+            return w, (
+                f"(lambda a, b: T.vmap(lambda a, b: _tc_center(T, np, lax, {f}(a, b), 'j'), "
+                f"in_axes=({ia}, {ib}), out_axes={oa}, axis_name='j', axis_size={n})"
+                f"(_batch(np, a, {ia}, {n}), _batch(np, b, {ib}, {n})))"
+            )
+        return w, (
+            f"(lambda a, b: T.vmap(lambda d: {f}(d['a'], d['b']), in_axes=({{'a': {ia}, 'b': {ib}}},), "
+            f"out_axes={oa}, axis_size={n})"
+            f"({{'a': _batch(np, a, {ia}, {n}), 'b': _batch(np, b, {ib}, {n})}}))"
+        )
+    if w == "linearize_jvp":
+        return w, (
+            f"(lambda a, b: T.jvp(lambda a: T.linearize(lambda a: {f}(a, b), a)[1](_probe(np, a)), (a,), "
+            f"(_tprobe(T, np, a, -0.5),)))"
+        )
+    if w in ("hessian_aux", "jac_aux"):
+        argnums = draw(st.sampled_from(["0", "1", "(0, 1)"]))
+        aux = draw(st.sampled_from(["np.argmax(np.ravel(a))", "(np.sum(a > 0), {'n': np.int32(3)})"]))
+        if w == "jac_aux":
+            jac = draw(st.sampled_from(["jacfwd", "jacrev"]))
+            return w, (
+                f"(lambda a, b: _tc_aux(T, np, T.{jac}(lambda a, b: ({f}(a, b), {aux}), argnums={argnums}, "
+                f"has_aux=True)(a, b)))"
+            )
+        return w, (
+            f"(lambda a, b: _tc_aux(T, np, T.hessian(lambda a, b: ({s}, {aux}), argnums={argnums}, "
+            f"has_aux=True)(a, b)))"
+        )
+    if w == "grad_dtype":
+        dt = draw(st.sampled_from(["float16", "bfloat16", "float32", "float64"]))
+        argnums = draw(st.sampled_from(["0", "1", "(0, 1)"]))
+        return w, f"(lambda a, b: T.grad(lambda a, b: {s}.astype(np.{dt}), argnums={argnums})(a, b))"
     if w == "closure_convert":
         return w, f"(lambda a, b: (lambda cc: cc[0](a, *cc[1]))(T.closure_convert(lambda a: {f}(a, b), a)))"
     # eval_shape: the value plus zeros of its struct (a struct's shape or dtype not the value's shows)
@@ -421,6 +577,17 @@ def _program(arity):
                     f, depth, weight = g, depth + 1, weight + _JACOBIAN.get(w, 0)
             if depth < 2:
                 return {"e": "None"}
+            if draw(st.sampled_from([False] * 7 + [True])):
+                # (session 21) the vjp of the stack, with has_aux, called with a cotangent of another
+                # dtype or shape: JAX's error class (or the same values where it accepts one)
+                ct = draw(st.sampled_from(["o.astype(np.float32)", "o.astype(np.float16)", "o[None]",
+                                           "o.astype(np.int32)", "o * 1.0"]))  # fmt: skip
+                e = (
+                    f"_err(lambda: (lambda r: r[1](_tc_ct(T, np, r[0], lambda o: {ct})))"
+                    f"(T.vjp(lambda a, b: ({f}(a, b), 0), *{call}, has_aux=True)))"
+                )
+                if _ok(e, avals) is not None:
+                    return {"e": e}
             return {"e": f"_pack(T, np, {f}{call})"}
 
         return strategy()
