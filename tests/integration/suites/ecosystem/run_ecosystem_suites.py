@@ -65,7 +65,8 @@ BACKENDS = {
 
 def test_files(checkout: str, library: str, patterns: list[str] | None) -> list[str]:
     folder, pattern = LIBRARIES[library]
-    files = sorted(glob.glob(os.path.join(checkout, folder, pattern), recursive=True))
+    # (once each: a GLOB that starts with ``**`` matches a file at several depths of the ``**``)
+    files = sorted(set(glob.glob(os.path.join(checkout, folder, pattern), recursive=True)))
     files = [os.path.relpath(f, checkout) for f in files]
     if patterns:
         files = [f for f in files if any(p in f for p in patterns)]
