@@ -228,7 +228,14 @@ def _boxes_closed_over(branches, operands):
     return [closing(b) for b in branches], tuple(rest)
 
 
-def _bind_cond(index, branches, operands, names, what):
+def platform_switch(index, branches, operands, branches_platforms):
+    """``switch`` on a staged ``platform_index`` whose cond records the branches' platforms
+    (``lax.platform_dependent``; NOTE: [platform-dependent conds] in primitives/control_flow.py)."""
+    names = [f"branches[{i}]" for i in builtins.range(len(branches))]
+    return _bind_cond(index, branches, operands, names, "switch", branches_platforms)
+
+
+def _bind_cond(index, branches, operands, names, what, branches_platforms=None):
     branches, operands = _boxes_closed_over(branches, operands)
     # (immutable high-level operands as their low-level values: hijax_test's tuples and boxes)
     branches, operands = _hi_values_lowered(branches, operands)
@@ -257,7 +264,8 @@ def _bind_cond(index, branches, operands, names, what):
         bound = [with_constants(b, all_consts, made) for b in joined]
         joined, all_consts = tuple(b for b, _ in bound), bound[0][1]
     computed = any(p is None for p in forwarded) or not forwarded
-    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined) if computed else ())
+    bp = {} if branches_platforms is None else {"branches_platforms": branches_platforms}
+    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined, **bp) if computed else ())
     outs = [next(outs) if p is None else _as_array(flat_ops[p], avals[p]) for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
 

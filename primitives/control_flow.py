@@ -44,6 +44,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import (
     Zero,
     ct_aval,
+    defjvp_zero,
     instantiate,
     is_undefined_primal,
     is_zero_series,
@@ -62,7 +63,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var, abstract_token
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
 
-__all__ = ["cond_p", "while_p", "ReverseModeWhileLoopError", "any_lane"]
+__all__ = ["cond_p", "platform_index_p", "while_p", "ReverseModeWhileLoopError", "any_lane"]
 
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while", multiple_results=True)
@@ -267,12 +268,18 @@ def _run(closed: ClosedJaxpr, args) -> list:
 # cond
 
 
-def _cond_impl(index, *args, branches):
+def _bp(branches_platforms) -> dict:
+    """The ``branches_platforms`` parameter of a cond as a dict of params: none for an ordinary
+    cond (NOTE: [platform-dependent conds])."""
+    return {} if branches_platforms is None else {"branches_platforms": branches_platforms}
+
+
+def _cond_impl(index, *args, branches, branches_platforms=None):
     i = min(max(int(np.asarray(_np(index))), 0), len(branches) - 1)
     return _wrap(_run(branches[i], [_np(a) for a in args]), branches[0].out_avals)
 
 
-def _cond_abstract_eval(index, *avals, branches):
+def _cond_abstract_eval(index, *avals, branches, branches_platforms=None):
     if index.shape != () or index.dtype.kind not in "iu":
         raise TypeError(f"cond: the branch index must be an integer scalar, got {index.str_short()}")
     for i, b in enumerate(branches):
@@ -291,7 +298,7 @@ def _cond_abstract_eval(index, *avals, branches):
     return list(branches[0].out_avals)
 
 
-def _cond_jvp(primals, tangents, *, branches):
+def _cond_jvp(primals, tangents, *, branches, branches_platforms=None):
     index, *ops_ = primals
     nz = [type(t) is not Zero for t in tangents[1:]]
     out_nz = [False] * len(branches[0].out_avals)
@@ -299,7 +306,7 @@ def _cond_jvp(primals, tangents, *, branches):
         out_nz = [a or c for a, c in zip(out_nz, jvp_jaxpr(b, nz, instantiate=False)[1])]
     jvps = tuple(jvp_jaxpr(b, nz, instantiate=out_nz)[0] for b in branches)
     nz_tangents = [t for t in tangents[1:] if type(t) is not Zero]
-    outs = cond_p.bind(index, *ops_, *nz_tangents, branches=jvps)
+    outs = cond_p.bind(index, *ops_, *nz_tangents, branches=jvps, **_bp(branches_platforms))
     return outs[: len(out_nz)], _tangents_out(outs[: len(out_nz)], outs[len(out_nz) :], out_nz)
 
 
@@ -322,10 +329,10 @@ def _merge_residuals(res_avals_per_branch) -> tuple[list, list[list[int]]]:
     return slots, maps
 
 
-def _cond_partial_eval(trace, args, unknowns, *, branches):
+def _cond_partial_eval(trace, args, unknowns, *, branches, branches_platforms=None):
     index_uk, *ops_uk = unknowns
     if index_uk:
-        return trace.stage(cond_p, args, dict(branches=branches))
+        return trace.stage(cond_p, args, dict(branches=branches, **_bp(branches_platforms)))
     n_out = len(branches[0].out_avals)
     out_uk = [False] * n_out
     for b in branches:
@@ -360,17 +367,19 @@ def _cond_partial_eval(trace, args, unknowns, *, branches):
     if n_known or slots:
         with core.set_current_trace(trace.parent):
             known_branches = tuple(known_branch(s[0], m) for s, m in zip(splits, maps))
-            known_outs = cond_p.bind(index, *known_args, branches=known_branches)
+            known_outs = cond_p.bind(index, *known_args, branches=known_branches, **_bp(branches_platforms))
     if not any(out_uk):
         return known_outs
     uk_args = [a for a, uk in zip(ops_, ops_uk) if uk]
     unknown_branches = tuple(unknown_branch(s[1], m) for s, m in zip(splits, maps))
     staged_args = [index, *known_outs[n_known:], *uk_args]
-    unknown_outs = trace.stage(cond_p, staged_args, dict(branches=unknown_branches))
+    unknown_outs = trace.stage(
+        cond_p, staged_args, dict(branches=unknown_branches, **_bp(branches_platforms))
+    )
     return _merge_outs(known_outs[:n_known], unknown_outs, out_uk)
 
 
-def _cond_transpose(cts, index, *ops_, branches):
+def _cond_transpose(cts, index, *ops_, branches, branches_platforms=None):
     if is_undefined_primal(index):
         raise ValueError("cond is not linear in its branch index")
     linear = [is_undefined_primal(a) for a in ops_]
@@ -390,7 +399,8 @@ def _cond_transpose(cts, index, *ops_, branches):
         )
     else:
         transposed = tuple(_widened(t, nz, used, ct_avals) for t, _, nz in split)
-    outs = cond_p.bind(index, *nonlin, *[ct for ct in cts if type(ct) is not Zero], branches=transposed)
+    cts_nz = [ct for ct in cts if type(ct) is not Zero]
+    outs = cond_p.bind(index, *nonlin, *cts_nz, branches=transposed, **_bp(branches_platforms))
     it, lin_avals = iter(outs), iter(zip(used, ct_avals))
     return [None, *[_next_ct(it, *next(lin_avals)) if lin else None for lin in linear]]
 
@@ -428,11 +438,14 @@ def _lane_masked_checks(index, branch: int):
     return bind
 
 
-def _cond_batch(axis_size, vals, dims, *, branches):
+def _cond_batch(axis_size, vals, dims, *, branches, branches_platforms=None):
     if any(io_callback_in(b) for b in branches):
         raise NotImplementedError("IO effect not supported in vmap-of-cond.")  # (JAX's refusal)
     index, *ops_ = vals
     index_dim, *op_dims = dims
+    if branches_platforms is not None and index_dim is not None:
+        # (as JAX's: a platform-dependent cond's index is the platform's, the same in every lane)
+        index, index_dim = platform_index_p.bind(platforms=branches_platforms), None
     if index_dim is not None:
         # A batched predicate: every branch runs on the whole batch and a select_n picks each
         # lane's result (no lane can skip a branch in SIMD form).
@@ -461,7 +474,7 @@ def _cond_batch(axis_size, vals, dims, *, branches):
     for b in branches:
         out_b = [a or d is not None for a, d in zip(out_b, batch_jaxpr(b, axis_size, op_dims, False)[1])]
     batched = tuple(batch_jaxpr(b, axis_size, op_dims, instantiate=out_b)[0] for b in branches)
-    outs = cond_p.bind(index, *ops_, branches=batched)
+    outs = cond_p.bind(index, *ops_, branches=batched, **_bp(branches_platforms))
     return outs, [0 if b else None for b in out_b]
 
 
@@ -488,6 +501,25 @@ cond_p.def_partial_eval(_cond_partial_eval)
 cond_p.def_transpose(_cond_transpose)
 cond_p.def_batch(_cond_batch)
 cond_p.def_traits(linear=True)  # may appear in linear programs: its transpose transposes its branches
+
+# NOTE: [platform-dependent conds]
+# ``lax.platform_dependent`` stages, as JAX's, ``platform_index[platforms=...]`` (the index of the
+# platform being compiled for in ``platforms``, a tuple of platform-name tuples with ``None`` for
+# the default) and a ``cond`` on it whose ``branches_platforms`` parameter names each branch's
+# platforms. The choice is made when the program is lowered for a platform
+# (xla_bridge/rules/control_flow.py keeps only that platform's branch, as JAX's _cond_lowering),
+# so an export for several platforms holds each platform's branch. Every cond rule passes the
+# parameter on (``_bp``); an ordinary cond has none.
+platform_index_p = Primitive("platform_index")
+platform_index_p.def_abstract_eval(lambda *, platforms: ShapedArray((), np.dtype(np.int32)))
+# (evaluated alone it is compiled for the default platform, as JAX's apply_primitive)
+platform_index_p.def_impl(
+    lambda *, platforms: hooks.eager_compiled(platform_index_p, (), {"platforms": platforms})
+)
+platform_index_p.impl_takes_arrays = True
+defjvp_zero(platform_index_p)
+# (no operands: a batch trace never sees it; the rule exists for completeness, as iota's)
+platform_index_p.def_batch(lambda axis_size, vals, dims, **params: (platform_index_p.bind(**params), None))
 
 # ----------------------------------------------------------------------------------------------
 # while
@@ -714,7 +746,7 @@ def _series_out(primals, terms, nonzeros, order: int) -> list:
     ]
 
 
-def _cond_taylor(primals, series, *, branches):
+def _cond_taylor(primals, series, *, branches, branches_platforms=None):
     index, *ops = primals
     order = len(series[0])
     nz = [not is_zero_series(s) for s in series[1:]]
@@ -723,7 +755,7 @@ def _cond_taylor(primals, series, *, branches):
     for b in branches:
         out_nz = [a or c for a, c in zip(out_nz, _jet(b, order, nz, [False] * n_out)[1])]
     jets = tuple(_jet(b, order, nz, out_nz)[0] for b in branches)
-    outs = cond_p.bind(index, *ops, *_terms(series[1:], nz), branches=jets)
+    outs = cond_p.bind(index, *ops, *_terms(series[1:], nz), branches=jets, **_bp(branches_platforms))
     return outs[:n_out], _series_out(outs[:n_out], outs[n_out:], out_nz, order)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import _devices
+from funcgrad import _control_flow, _devices
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad._utilities import typeof
 from funcgrad.kernel import core
@@ -34,6 +34,7 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import ops, slicing
 from funcgrad.lax import shapes as _shapes
 from funcgrad.numpy._core import convert
+from funcgrad.primitives import control_flow as cf
 from funcgrad.primitives import stacking as sk
 from funcgrad.primitives.call import composite_p
 from funcgrad.xla_bridge.backends import approx_top_k_output_size
@@ -531,34 +532,54 @@ def _ragged_check(lhs_shape, rhs_shape, gs_shape, dn):
     return mode, ragged, (lc, rc), (lb, rb)
 
 
-# jax's names for the platforms a branch may be written for, by default_backend()'s name.
-_PLATFORM_NAMES = {"cpu": ("cpu",), "gpu": ("cuda", "gpu")}
-
-
 def platform_dependent(*args, default=None, **per_platform):
-    """``per_platform[p](*args)`` for the platform ``p`` funcgrad computes on (``"cpu"``, or
-    ``"cuda"``/``"gpu"``), else ``default(*args)`` (``lax.platform_dependent``). funcgrad compiles
-    for the platform it runs on, so only that branch is traced.
+    """``per_platform[p](*args)`` for the platform ``p`` the program is compiled for (``"cpu"``,
+    ``"cuda"``, ...), else ``default(*args)`` (``lax.platform_dependent``). As JAX's, every branch
+    is traced: under ``jit`` (and in ``make_jaxpr``, ``export``) the program holds a
+    ``platform_index`` and a ``cond`` over the branches, and the choice is made when it is lowered
+    for a platform, so an export for several platforms runs each platform's branch on it (NOTE:
+    [platform-dependent conds]); called eagerly, only the running platform's branch runs.
 
     >>> platform_dependent(3.0, cpu=lambda x: x * 2, default=lambda x: x).item()
     6.0
+    >>> import funcgrad
+    >>> jaxpr = funcgrad.make_jaxpr(lambda x: platform_dependent(x, cpu=fnp.sin, cuda=fnp.cos))(1.0)
+    >>> [e.primitive.name for e in jaxpr.eqns], jaxpr.eqns[1].params["branches_platforms"]
+    (['platform_index', 'cond'], (('cpu',), ('cuda',)))
     """
-    # (As JAX's, any keyword names a platform: a branch for one funcgrad does not run on is never
-    # traced, whatever its name -- a plugin's platform, a test's "other".)
+    # Identical branches joined, in JAX's order and words (its argument checks).
+    groups: list[tuple[list[str], object]] = []
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable.")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+        for names, b in groups:
+            if b == branch:
+                names.append(name)
+                break
+        else:
+            groups.append(([name], branch))
+    platforms = tuple(tuple(names) for names, _ in groups)
+    branches = [b for _, b in groups]
+    if default is not None:
+        if not callable(default):
+            raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
+        branches.append(default)
+        platforms += (None,)
+    if type(core.current_trace()) is not core.EvalTrace:  # (eagerly: the running platform's)
+        index = cf.platform_index_p.bind(platforms=platforms)
+        if isinstance(index, core.Tracer):
+            return _control_flow.platform_switch(index, branches, args, platforms)
     platform = _devices.default_backend()
-    branch = default
-    for name in _PLATFORM_NAMES.get(platform, (platform,)):
-        if name in per_platform:
-            branch = per_platform[name]
-            break
-    if branch is None:  # (JAX's type and words: its lowering has no rule for this platform)
-        platforms = tuple((p,) for p in per_platform)
-        raise NotImplementedError(
-            f"MLIR translation rule for primitive 'platform_index(platforms={platforms})' not found for "
-            f"platform {platform} (platform_dependent: no branch for the platform {platform!r}; pass "
-            f"default= or a branch named {platform!r})"
-        )
-    return tu.tree_map(fnp.asarray, branch(*args))  # arrays, as the staged switch gives in jax
+    names = ("cuda", "rocm", "gpu") if platform == "gpu" else (platform,)
+    for i, ps in enumerate(platforms):
+        if ps is None or any(n in ps for n in names):
+            return tu.tree_map(fnp.asarray, branches[i](*args))  # arrays, as the staged switch gives
+    raise NotImplementedError(  # (JAX's type and words: its lowering has no rule for this platform)
+        f"MLIR translation rule for primitive 'platform_index(platforms={platforms})' not found for "
+        f"platform {'cuda' if platform == 'gpu' else platform}"
+    )
 
 
 def composite(decomposition, name: str, version: int = 0):

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from funcgrad.primitives.callbacks import ordered_callback_in
-from funcgrad.primitives.control_flow import any_lane, cond_p, while_p
+from funcgrad.primitives.control_flow import any_lane, cond_p, platform_index_p, while_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _I64 = tensor_type((), np.int64)
@@ -57,12 +57,43 @@ def _region(fb, r, block_args: Sequence[tuple[str, str]] = ()) -> str:
 # cond
 
 
+def _platform_branch(branches_platforms, platform: str):
+    """The branch of a platform-dependent cond the platform compiles (NOTE: [platform-dependent
+    conds] in primitives/control_flow.py): the first naming it, else the default (``None``)."""
+    for i, names in enumerate(branches_platforms):
+        if names is None or platform in names:
+            return i
+    raise NotImplementedError(  # (JAX's words: its platform_index lowering fails first)
+        f"MLIR translation rule for primitive 'platform_index(platforms={branches_platforms})' not "
+        f"found for platform {platform}"
+    )
+
+
+@register(platform_index_p)
+def _platform_index(ctx, *, platforms):
+    return ctx.fb.const(_platform_branch(platforms, ctx.fb.module.platform), np.int32)
+
+
 @register(cond_p)
-def _cond(ctx, index, *ops, branches):
+def _cond(ctx, index, *ops, branches, branches_platforms=None):
     fb = ctx.fb
     # (no clamp, as JAX's lowering: switch clamps its index in the jaxpr, cond's comes from a
     # bool, and XLA's case runs the last branch for an index out of range, as JAX's cond does)
     idx = fb.convert(index, ctx.avals_in[0], np.int32)
+    if branches_platforms is not None:
+        # As JAX's: only the compiled platform's branch is lowered (another's may call kernels this
+        # platform lacks), behind a case mapping the index to it
+        kept = _platform_branch(branches_platforms, fb.module.platform)
+        regions = []
+        for _ in branches:
+            r = fb.region()
+            _return(r, [r.const(0, np.int32)], [_I32])
+            regions.append(_region(fb, r))
+        sep = f"\n{fb.indent}}}, {{\n"
+        idx = fb.emit(
+            f'"stablehlo.case"({idx}) ({{\n{sep.join(regions)}\n{fb.indent}}}) : ({_I32}) -> {_I32}'
+        )
+        branches = (branches[kept],)
     out_types = [aval_type(a) for a in ctx.avals_out]
     ordered = any(ordered_callback_in(b) for b in branches)  # NOTE: [ordered effects in control flow]
     token = _body_token(fb) if ordered else None

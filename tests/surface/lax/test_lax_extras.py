@@ -259,6 +259,40 @@ def test_platform_dependent_and_composite_match_jax():
     np.testing.assert_allclose(np.asarray(ours_c(x)), np.asarray(theirs_c(x)), rtol=1e-14)
 
 
+def test_platform_dependent_staged_as_jax():
+    # NOTE: [platform-dependent conds]: under jit every branch is traced into a cond on
+    # platform_index, chosen when lowered for a platform; funcgrad traced only the running
+    # platform's branch, so export(platforms=('cpu', 'cuda')) ran the cpu branch on cuda too.
+    def make(lib, lnp):
+        return lambda v: lib.platform_dependent(
+            v, cpu=lambda u: lnp.sin(u) * 2.0, cuda=lambda u: u * 10.0, default=lambda u: u - 5.0
+        )
+
+    f, jf = make(lax, funcgrad.numpy), make(jlax, jax.numpy)
+    x = np.linspace(-1.0, 1.0, 3)
+    assert str(funcgrad.make_jaxpr(f)(x)) == str(jax.make_jaxpr(jf)(x))
+    assert funcgrad.jit(f).lower(x).as_text() == jax.jit(jf).lower(x).as_text()
+    for ours, theirs in [
+        (funcgrad.jit(f), jax.jit(jf)),
+        (funcgrad.jit(funcgrad.grad(lambda v: f(v).sum())), jax.jit(jax.grad(lambda v: jf(v).sum()))),
+        (funcgrad.jit(funcgrad.vmap(f)), jax.jit(jax.vmap(jf))),
+        (funcgrad.vmap(funcgrad.grad(f)), jax.vmap(jax.grad(jf))),
+    ]:
+        np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-14)
+    exported = funcgrad.export.export(funcgrad.jit(f), platforms=("cuda", "cpu"))(x)
+    text = exported.mlir_module()
+    assert "stablehlo.sine" in text and "stablehlo.multiply" in text, text  # both platforms' branches
+    np.testing.assert_allclose(np.asarray(exported.call(x)), np.sin(x) * 2.0, rtol=1e-14)
+    for lib in (lax, jlax):
+        with pytest.raises(ValueError, match="Use 'cuda' or 'rocm' for lax.platform_dependent"):
+            lib.platform_dependent(x, gpu=lambda u: u)
+        jitted = (funcgrad.jit if lib is lax else jax.jit)(
+            lambda v, lib=lib: lib.platform_dependent(v, cuda=lambda u: u * 3.0)
+        )
+        with pytest.raises(NotImplementedError, match="translation rule .* not found for platform cpu"):
+            jitted(x)
+
+
 def _composite_line(text):
     return next(line.strip() for line in text.splitlines() if "stablehlo.composite" in line)
 
