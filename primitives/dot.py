@@ -604,7 +604,8 @@ def _batch(
 # small product (4x16x4 8.2 -> 19.1 us; two small dense layers with a tanh 21 -> 67 us, each
 # result read back from the device for NumPy's next step), which would slow every eager program
 # of small matrices 2-3x for a last-place difference. The interpreter of eager grad's cached
-# programs (NOTE: [eager grad program cache]) keeps NumPy's impl throughout.
+# programs (NOTE: [eager grad program cache]) makes the same choice per product (NOTE: [cached
+# programs on placed values]), so a cached program's values are the uncached call's.
 #
 # Two ways an eager primitive is XLA's, and why they stay two. (1) This trait, ``compiled_eagerly``
 # (dot_general, conv_general_dilated, zeta): a per-call choice of ``EvalTrace`` *before* the

@@ -510,6 +510,14 @@ def _eager_on_devices(primitive, args, params):
     return [put(o) for o in out] if primitive.multiple_results else put(out)
 
 
+def _buffer_placed(buf) -> bool:
+    """Whether an eager operation on a value with device buffer ``buf`` runs where it lives (the
+    kernel's ``buffer_placed``): committed to a device (NOTE: [committed arrays]) or over several
+    devices, as ``_eager_on_devices`` decides; an uncommitted one-device buffer (a host value's
+    transfer cached on its Array, or a jitted call's result) is computed on the host."""
+    return buf._committed or not hasattr(buf._sharding, "_fg_device")
+
+
 _single_programs: dict = register_cache("xla_bridge.single_programs", {})
 
 
@@ -593,6 +601,7 @@ def _make_fast_put():
 kernel.register(
     jit_impl=jit_call,
     eager_on_devices=_eager_on_devices,
+    buffer_placed=_buffer_placed,
     eager_compiled=eager_compiled,
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )

@@ -40,6 +40,7 @@ def register(
     jit_impl: Callable | None = None,
     device_to_numpy: Callable | None = None,
     eager_on_devices: Callable | None = None,
+    buffer_placed: Callable | None = None,
     eager_compiled: Callable | None = None,
     library_dir: str | None = None,
     sharding_types: tuple[Callable, Callable] | None = None,
@@ -61,6 +62,8 @@ def register(
     - ``eager_on_devices``: how an eager primitive with a device-backed operand runs where that
       operand lives, or ``NotImplemented`` to run on the host (``xla_bridge``: values sharded
       over several devices stay there, as computation follows data in JAX);
+    - ``buffer_placed``: whether a device buffer's value is computed where it lives (committed,
+      or over several devices) rather than on the host (``xla_bridge``);
     - ``eager_compiled``: how an eager primitive runs compiled on its own (``xla_bridge``), for
       operands NumPy cannot compute (NOTE: [narrow dtypes on the host]);
     - ``sharding_types``: ``(apply_sharding, aval_sharding, default_sharding)``, the output
@@ -108,6 +111,8 @@ def register(
         hooks.device_to_numpy = device_to_numpy
     if eager_on_devices is not None:
         hooks.eager_on_devices = eager_on_devices
+    if buffer_placed is not None:
+        hooks.buffer_placed = buffer_placed
     if eager_compiled is not None:
         hooks.eager_compiled = eager_compiled
     if sharding_types is not None:

@@ -62,7 +62,8 @@ class KernelHooks:
     ``broadcast_batch(x, size, dim)``, ``batched_aval(aval, size, dim)``, ``broadcast_in_dim``,
     ``reduce_sum``, ``reshape``, ``sum_to_scalar``)
     come from ``primitives``;
-    ``jit_impl``, ``device_to_numpy``, ``eager_on_devices`` and ``eager_compiled`` from
+    ``jit_impl``, ``device_to_numpy``, ``eager_on_devices``, ``buffer_placed`` and
+    ``eager_compiled`` from
     ``xla_bridge``;
     ``library_dirs`` from any layer."""
 
@@ -72,6 +73,10 @@ class KernelHooks:
         # (primitive, args, params) -> outputs computed where device-backed operands live (values
         # over several devices stay there), or NotImplemented to compute on the host.
         self.eager_on_devices = None
+        # (buffer) -> whether an eager operation on a value with this device buffer runs where it
+        # lives (committed to a device, or over several); False for a transfer cached on a value
+        # the host computes (NOTE: [cached programs on placed values] in kernel/numpy_plan.py).
+        self.buffer_placed = None
         # (primitive, args, params) -> outputs of the primitive compiled alone, for what NumPy
         # cannot compute (NOTE: [narrow dtypes on the host]); None: computed with NumPy.
         self.eager_compiled = None

@@ -106,6 +106,10 @@ class _Plan:
                 real_step = getattr(impl, "real_step", None)
                 if real_step is not None and all(a.aval.dtype.kind != "c" for a in eqn.invars):
                     impl = real_step
+                if prim.traits.compiled_eagerly is not None:
+                    # (a large product compiled alone, as EvalTrace runs it: NOTE: [cached
+                    # programs on placed values])
+                    impl = functools.partial(_compiled_or_host, prim, impl)
             inner = params.get(prim.traits.call_jaxpr_param) if prim.traits.call_jaxpr_param else None
             if type(inner) is ClosedJaxpr and len(inner.jaxpr.invars) == len(ins):
                 # A call whose impl evaluates its jaxpr (checkpoint, custom_jvp_call): by a plan
@@ -409,6 +413,17 @@ def _run_plan(plan, vals):
                 del v
 
 
+def _compiled_or_host(primitive, host_step, *args, **params):
+    """``primitive`` at NumPy ``args`` compiled alone where EvalTrace would compile it (its
+    traits' ``compiled_eagerly``: NOTE: [eager products are XLA's]), as a NumPy value (a view of
+    the result's buffer); else its host step."""
+    if hooks.eager_compiled is not None:
+        out = core._compiled_step(primitive, args, params)
+        if out is not None:
+            return [o._numpy() for o in out] if primitive.multiple_results else out._numpy()
+    return host_step(*args, **params)
+
+
 def _run_nested(plan: _Plan, *args) -> list:
     vals = plan.init.copy()
     for n, a in zip(plan.in_slots, args):
@@ -459,9 +474,30 @@ def _held_consts(closed: ClosedJaxpr) -> list:
 _const_arrays: dict = register_cache("kernel.held_consts", {})  # NOTE: [caches have an owner]
 
 
+# NOTE: [cached programs on placed values]
+# The interpreter runs a cached program on NumPy values, each step the host step EvalTrace would
+# take -- and a large product compiled alone where EvalTrace would compile it (NOTE: [eager
+# products are XLA's]), so a cached program's values are those of the same program evaluated
+# equation by equation. Only an operand whose placement decides where an eager operation runs
+# (``hooks.buffer_placed``: committed to a device, or over several) sends the program equation by
+# equation through EvalTrace, which computes there. A device buffer that is only a transfer
+# cached on an Array (the first, uncached ``grad`` call hands the parameters to compiled products,
+# which keep their buffers) or an uncommitted jitted result is computed on the host either way:
+# before, any buffer sent the program down that route, so an eager ``grad`` whose parameters had
+# once met a compiled product ran its every later call equation by equation (no buffer reuse, no
+# pool: NOTE: [eager buffers kept between calls]), while the same call on fresh host values took
+# the interpreter, with NumPy's products (other bits: 3.2 M of the 3.3 M gradient values of
+# bench/bench_transformer.py's model). That model's eager ``grad`` (one thread, CPU time per call,
+# medians of 9 calls in three interleaved pairs of fresh processes, load 17-20): 434/458/805 ms
+# (9k-121k minor faults a call) -> 405/402/385 ms (2.1k-2.5k). Its products at NumPy's speed
+# instead would save ~40 ms more at that load (OpenBLAS and XLA run these GEMMs at the same rate
+# there; XLA's operands are copied in, NumPy's 16-byte-aligned memory being no XLA buffer).
+
+
 def eager_call_impl(*args, jaxpr: ClosedJaxpr):
-    """Evaluate a cached program with the NumPy impls, keeping NumPy values between equations
-    (the eager interpreter's per-equation wrapping and error-state switching, paid once)."""
+    """Evaluate a cached program with the host steps (a large product compiled: NOTE: [cached
+    programs on placed values]), keeping NumPy values between equations (the eager interpreter's
+    per-equation wrapping and error-state switching, paid once)."""
     plan = _numpy_plan(jaxpr)
     if hooks.context_mesh is not None and hooks.context_mesh() is not None:
         plan = None  # each equation runs on the mesh set (NOTE: [placement in context])
@@ -469,8 +505,9 @@ def eager_call_impl(*args, jaxpr: ClosedJaxpr):
     if vals is not None:
         for n, a in zip(plan.in_slots, args):
             if type(a) is Array:
-                if a._buffer is not None and hooks.eager_on_devices is not None:
-                    vals = None  # device-backed: each equation runs where its operands live
+                b = a._buffer
+                if b is not None and hooks.buffer_placed is not None and hooks.buffer_placed(b):
+                    vals = None  # placed: each equation runs where its operands live
                     break
                 v = a._value
                 vals[n] = a._numpy() if v is None else v

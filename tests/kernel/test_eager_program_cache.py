@@ -551,3 +551,48 @@ def test_jaxpr_keys_compare_structure_and_constants():
     big = traced(np.ones(5000), 2.0)  # large constants: by identity (staging copies them)
     assert jaxpr_key(big) == jaxpr_key(big)
     assert jaxpr_key(big) != jaxpr_key(traced(np.ones(5000), 2.0))
+
+
+def test_cached_products_do_not_depend_on_a_transfer_cached_on_the_parameters(uncached):
+    # NOTE: [cached programs on placed values]: a product large enough to run compiled (NOTE:
+    # [eager products are XLA's]) gives the same bits on every route: the uncached call, cached
+    # calls on parameters that a compiled product has put on the device (their transfer is kept
+    # on the Array), and cached calls on fresh host parameters. Before, the last computed the
+    # product with NumPy's BLAS and the others with XLA: float32 results in other last places.
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(7)
+    x0 = rng.standard_normal((256, 128), dtype=np.float32)
+    w0 = rng.standard_normal((128, 96), dtype=np.float32)
+    v0 = rng.standard_normal((96, 64), dtype=np.float32)
+
+    def loss(np_, w, v):
+        return np_.sum(np_.tanh(fnp.asarray(x0) @ w if np_ is fnp else x0 @ w) @ v)
+
+    g = funcgrad.grad(lambda w, v: loss(fnp, w, v), argnums=(0, 1))
+    w, v = fnp.asarray(w0), fnp.asarray(v0)
+    with uncached:
+        want = g(w, v)
+    got = _calls(g, w, v) + [g(fnp.asarray(w0.copy()), fnp.asarray(v0.copy())) for _ in range(3)]
+    for gw, gv in got:
+        np.testing.assert_array_equal(gw, want[0])
+        np.testing.assert_array_equal(gv, want[1])
+    ref = jax.grad(lambda w, v: jnp.sum(jnp.tanh(x0 @ w) @ v), argnums=(0, 1))(w0, v0)
+    for a, b in zip(want, ref):  # (float32 sums of 128 and 96 terms, tanh's rounding: a scale's 1e-5)
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * float(np.abs(b).max()))
+
+
+def test_cached_grad_of_committed_parameters_keeps_them_committed():
+    # A committed operand still decides where the cached program runs (equation by equation,
+    # each result committed to its device, as the uncached call's): NOTE: [cached programs on
+    # placed values].
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((64, 32))
+    w = funcgrad.device_put(fnp.asarray(rng.standard_normal((32, 8))), funcgrad.devices()[0])
+    g = funcgrad.grad(lambda w: fnp.sum(fnp.tanh(x @ w) ** 2))
+    first, *cached = _calls(g, w)
+    assert w.committed and first.committed  # (jax's grad of a committed value is committed too)
+    for got in cached:
+        assert got.committed
+        np.testing.assert_array_equal(got, first)
