@@ -312,6 +312,11 @@ def with_sharding_constraint(x, shardings):
     >>> out.sharding.is_equivalent_to(s, 1)  # on one device XLA reports P(), as in JAX
     True
     """
+    if any(s is None for s in tu.tree_leaves(shardings, is_leaf=lambda s: s is None)):
+        raise ValueError(  # (JAX's words: a constraint names a sharding for every value)
+            "One of with_sharding_constraint arguments got sharding None which is not allowed. Please "
+            "only pass `jax.sharding.Sharding` instances."
+        )
     return _constrain(x, shardings, strict=True)
 
 

@@ -144,6 +144,11 @@ def _check_sharding_tree(tree, what) -> None:
             raise ValueError(
                 f"One of {what} leaf specifications got an empty NamedSharding: {leaf} which is not allowed."
             )
+        spec = leaf if isinstance(leaf, PartitionSpec) else getattr(leaf, "spec", None)
+        if isinstance(spec, PartitionSpec) and any(p is PartitionSpec.UNCONSTRAINED for p in spec):
+            # (JAX's words: a jit's shardings say where values are; only constraints may leave a
+            # dimension to the partitioner)
+            raise ValueError(f"Unconstrained dims are not allowed when passed to {what}: {leaf}")
 
 
 def _sharding_leaves(spec_tree, values, avals, where, what, names) -> list:

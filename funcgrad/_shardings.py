@@ -271,9 +271,11 @@ class NamedSharding(Sharding):
                 "NamedSharding: mesh must be a funcgrad.sharding.Mesh (or AbstractMesh), got "
                 f"{type(mesh).__name__}"
             )
-        if spec is None:
-            spec = PartitionSpec()
-        elif not isinstance(spec, PartitionSpec):
+        if spec is None:  # (JAX's: a spec is required; P() replicates)
+            raise TypeError(
+                "NamedSharding: Unexpected None spec: give a PartitionSpec (P() for a replicated value)"
+            )
+        if not isinstance(spec, PartitionSpec):
             if isinstance(spec, tuple | list):
                 spec = PartitionSpec(*spec)
             else:

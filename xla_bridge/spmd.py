@@ -86,6 +86,17 @@ def plan(closed, args, in_shardings=None, out_shardings=None):
                 f"{platform}: one program runs on one list of devices, in one order; device_put the values "
                 "onto one mesh's devices first"
             )
+    for s, x in zip(in_shardings, args):
+        # A committed value laid out otherwise than the jit's in_shardings say: JAX's error (it
+        # moves uncommitted values only).
+        if s is not None and _sharded_arg(x):
+            have = x._buffer._sharding
+            if have is not s and not (have._fg_devs == s._fg_devs and sharded.same_layout(have, s, x.ndim)):
+                raise ValueError(
+                    "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
+                    f"sharding: {s}, arg sharding: {have} for arg shape: {x.shape} (device_put the "
+                    "argument with the jit's sharding first, or give None for it)"
+                )
     for m in inner:
         if set(m._flat) != devset:
             raise ValueError(

@@ -106,9 +106,11 @@ def test_in_and_out_shardings():
     assert p.sharding == s_col and m.sharding == s_row
     np.testing.assert_allclose(p, a * b)
     np.testing.assert_allclose(m, a - b)
-    # an argument laid out otherwise is resharded, a Python scalar is broadcast
-    q, _ = f(funcgrad.device_put(a, NamedSharding(MESH2, P("b"))), 2.0)
+    # a Python scalar is broadcast; a committed argument laid out otherwise is JAX's error
+    q, _ = f(a, 2.0)
     np.testing.assert_allclose(q, 2 * a)
+    with pytest.raises(ValueError, match="Sharding passed to jit does not match the sharding"):
+        f(funcgrad.device_put(a, NamedSharding(MESH2, P("b"))), 2.0)
     with MESH2:  # a bare PartitionSpec inside `with mesh:`
         g = funcgrad.jit(lambda a: a + 1, out_shardings=P("b"))
         assert g(a).sharding == NamedSharding(MESH2, P("b"))

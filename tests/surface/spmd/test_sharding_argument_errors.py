@@ -1,0 +1,55 @@
+"""Errors JAX raises on shardings given to ``jit``, ``NamedSharding`` and
+``with_sharding_constraint``, against jax 0.10.2 in the same process (pjit_test's
+test_mixed_inputs, test_in_out_shardings_unconstrained_error, test_jit_out_shardings_unconstrained,
+test_wsc_error_on_none, test_named_sharding_of_none): funcgrad resharded a committed argument laid
+out otherwise than ``in_shardings``, took ``P.UNCONSTRAINED`` in a jit's shardings, a ``None``
+constraint and a ``None`` spec."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+
+jax = pytest.importorskip("jax")
+
+LIBS = pytest.mark.parametrize("lib", [funcgrad, jax], ids=["funcgrad", "jax"])
+
+
+def _mesh(lib):
+    return lib.make_mesh((4, 2), ("x", "y"), axis_types=(lib.sharding.AxisType.Auto,) * 2)
+
+
+@LIBS
+def test_a_committed_argument_laid_out_otherwise_than_in_shardings(lib):
+    sh = lib.sharding
+    mesh = _mesh(lib)
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    a = lib.device_put(x, sh.NamedSharding(mesh, sh.PartitionSpec("x", "y")))
+    f = lib.jit(lambda v: v * 2, in_shardings=sh.NamedSharding(mesh, sh.PartitionSpec(None)))
+    with pytest.raises(
+        ValueError, match="Sharding passed to jit does not match the sharding on the respective arg"
+    ):
+        f(a)
+    # an uncommitted value is moved, and one laid out as asked is taken
+    np.testing.assert_array_equal(np.asarray(f(x)), x * 2)
+    same = lib.device_put(x, sh.NamedSharding(mesh, sh.PartitionSpec(None)))
+    np.testing.assert_array_equal(np.asarray(f(same)), x * 2)
+
+
+@LIBS
+@pytest.mark.parametrize("which", ["in_shardings", "out_shardings"])
+def test_unconstrained_dims_in_a_jits_shardings(lib, which):
+    sh = lib.sharding
+    s = sh.NamedSharding(_mesh(lib), sh.PartitionSpec(sh.PartitionSpec.UNCONSTRAINED, "x"))
+    with pytest.raises(ValueError, match=f"Unconstrained dims are not allowed when passed to {which}"):
+        lib.jit(lambda v: v, **{which: s})(np.ones((8, 8), np.float32))
+
+
+@LIBS
+def test_a_none_constraint_and_a_none_spec(lib):
+    with pytest.raises(ValueError, match="got sharding None which is not allowed"):
+        lib.lax.with_sharding_constraint(lib.numpy.arange(8), None)
+    with pytest.raises(TypeError, match="Unexpected None|incompatible function arguments"):
+        lib.sharding.NamedSharding(_mesh(lib), None)
