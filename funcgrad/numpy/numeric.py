@@ -94,7 +94,7 @@ def _shape_of(a, name: str = "shape"):
     a = array_of_stand_in(a)  # (JAX's: an object with __jax_array__ has its array's shape)
     if type(s) is tuple and getattr(a, "dtype", None) is not None and not hasattr(a, "__array__"):
         return s
-    return aval(a).shape
+    return np.shape(a)  # (JAX's, as NumPy's: None and a string are 0-d, a list has its nesting's shape)
 
 
 def ndim(a):

@@ -629,6 +629,25 @@ def test_utilities():
     assert len(path) == 2 and "Complete contraction" in str(info)
 
 
+def test_shape_ndim_size_of_non_arrays_as_jax():
+    # JAX warns for a value that is not an array, then answers as NumPy (TensorFlow Probability's
+    # JAX substrate takes np.shape of a None maxval when it samples a uniform)
+    import warnings
+
+    import jax.numpy as jnp
+
+    def answers(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cases = [None, "abc", {"a": 1}, [1, 2, 3], [[1.0, 2.0]], (1, 2), [np.ones(2), np.ones(2)], 3.5]
+            return [(m.shape(v), m.ndim(v), m.size(v)) for v in cases]
+
+    assert answers(fnp) == answers(jnp)
+    message = "shape requires ndarray or scalar arguments, got <class 'NoneType'>"
+    with pytest.warns(DeprecationWarning, match=message):
+        fnp.shape(None)
+
+
 def test_singular_values_and_derived():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(2, 4, 3))
