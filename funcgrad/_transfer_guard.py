@@ -23,7 +23,9 @@ sets the levels (``set_level``); the checks are called where a value crosses int
 #   host operand is a transfer, but JAX's library functions are mostly jitted, so their own
 #   constants are not; funcgrad's library functions run eagerly on the host, so only a call made
 #   from outside funcgrad's own files is asked (``_from_user``): ``median(x)`` of a device value
-#   passes, as in JAX. Host operands of other eager operations (``x + 1``, ``jnp.sin(np_array)``)
+#   passes, as in JAX. A host operand of an operator the user applies to an Array (``x + 1``,
+#   ``x < np_array``; not an integer exponent, static in JAX) is asked too (funcgrad/numpy/_methods.py).
+#   Host operands of other eager operations (``jnp.sin(np_array)``, ``x[i]``, ``x.at[0].set(1.)``)
 #   are not asked (JAX refuses them): a guard in funcgrad may allow more than JAX's, never less.
 #   Under ``jit`` host values are constants of the program: nothing is transferred (JAX's too).
 # - host-to-device, explicit: ``device_put`` of host data.

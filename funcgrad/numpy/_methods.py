@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import kernel
+from funcgrad import _transfer_guard, kernel
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -64,18 +64,38 @@ def _refuse_sequence(name: str, left, right):
     )
 
 
+_HOST_OPERANDS = (np.ndarray, np.generic, *python_scalar_types)
+_guard = _transfer_guard.state
+_THIS_FILE = (__file__,)
+
+
+def _ask_guard(name: str, other, exponent: bool = False) -> None:
+    """NOTE: [transfer guard]: a host operand (a Python or NumPy scalar, a NumPy array) of an
+    operator the user applies to an Array outside any transformation is a host-to-device transfer
+    in JAX (its operators are compiled programs taking the operand as an argument), so JAX's
+    guards refuse ``x + 1`` and ``x == np_array``; an integer exponent is static there (``x ** 2``,
+    ``x ** np.int32(2)``: ``integer_pow``, no transfer). Operators inside funcgrad's own functions are not
+    asked (JAX's library functions are jitted: their constants are not transfers)."""
+    static = exponent and name == "power" and (type(other) is int or isinstance(other, np.integer))
+    if isinstance(other, _HOST_OPERANDS) and not static:
+        _transfer_guard.eager_host_value(other, _THIS_FILE)
+
+
 def _binary(fn, reflected: bool = False):
     # An object with ``__jax_array__`` (flax's Variables) is an operand by its value, as in JAX. A
     # list or tuple (exactly: a NamedTuple may define the operator) is refused, as JAX refuses it.
+    name = fn.__name__
     if reflected:
 
         def op(self, other):
             if not isinstance(other, _ARRAY_LIKE):
                 if type(other) in (list, tuple):
-                    _refuse_sequence(fn.__name__, other, self)
+                    _refuse_sequence(name, other, self)
                 if not hasattr(other, "__jax_array__"):
                     return NotImplemented
                 other = other.__jax_array__()
+            elif _guard.host_to_device:
+                _ask_guard(name, other)
             return fn(other, self)
 
     else:
@@ -83,10 +103,12 @@ def _binary(fn, reflected: bool = False):
         def op(self, other):
             if not isinstance(other, _ARRAY_LIKE):
                 if type(other) in (list, tuple):
-                    _refuse_sequence(fn.__name__, self, other)
+                    _refuse_sequence(name, self, other)
                 if not hasattr(other, "__jax_array__"):
                     return NotImplemented
                 other = other.__jax_array__()
+            elif _guard.host_to_device:
+                _ask_guard(name, other, exponent=True)
             return fn(self, other)
 
     op.__name__ = fn.__name__

@@ -271,6 +271,16 @@ def _transfer_outcomes(api, np_module, caplog):
         "arange": lambda: np_module.arange(5),
         "iscomplexobj": lambda: np_module.iscomplexobj(np.arange(3)),
         "median": lambda: np_module.median(dev),
+        # operators with a host operand (compiled programs taking it as an argument in JAX), and
+        # those that transfer nothing: two device values, a static integer exponent
+        "x + 1": lambda: dev + 1,
+        "2 * x": lambda: 2.0 * dev,
+        "x < np": lambda: dev < np.ones(3, np.float32),
+        "x / np.float32": lambda: dev / np.float32(2),
+        "x * x": lambda: dev * dev,
+        "x ** 2": lambda: dev**2,
+        "x ** np.int32": lambda: dev ** np.int32(3),
+        "2 ** x": lambda: 2.0**dev,
     }
     out = {}
     for level in ("allow", "log", "disallow", "log_explicit", "disallow_explicit"):
