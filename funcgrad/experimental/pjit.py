@@ -21,11 +21,14 @@ argument out (the default) leaves those layouts open, as ``jit``'s default does.
 (P(), [2.0, 2.0, 2.0, 2.0])
 """
 
+import functools
 import warnings
 
+from funcgrad._meshes import _swap_device, get_mesh
 from funcgrad._partition_spec import PartitionSpec
 from funcgrad._shardings import REPLICATED_IN_SCOPE, Sharding
 from funcgrad.api import jit as _jit
+from funcgrad.jitting import PjitFunction
 from funcgrad.kernel import tree_util as _tu
 
 __all__: list[str] = []  # ``pjit`` is read through __getattr__ (JAX's deprecation), not exported
@@ -43,9 +46,39 @@ def _in_scope(tree):
     )
 
 
+class _ResourceEnvPjit(PjitFunction):
+    """A ``pjit``: a call inside ``with mesh:`` runs as under ``set_mesh(mesh)`` (JAX's pjit traces
+    and places with the resource environment's mesh as its concrete mesh: uncommitted arguments and
+    constants go on its devices, results are replicated over it, and a committed argument on other
+    devices is "Received incompatible devices"; NOTE: [placement in context] in funcgrad/_meshes.py)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        mesh = get_mesh()
+        if mesh is None or mesh.empty:
+            return super().__call__(*args, **kwargs)
+        previous = _swap_device(mesh)
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            _swap_device(previous)
+
+
+def _resource_env(jitted):
+    if type(jitted) is PjitFunction:
+        jitted.__class__ = _ResourceEnvPjit
+        return jitted
+    # (a decorator: jit(fun=None, ...) waits for the function)
+    return functools.wraps(jitted)(lambda fun: _resource_env(jitted(fun)))
+
+
 def _pjit(fun=None, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED, **options):
-    """``jit`` with ``None`` shardings replicated over the mesh in scope (JAX's ``pjit``)."""
-    return _jit(fun, in_shardings=_in_scope(in_shardings), out_shardings=_in_scope(out_shardings), **options)
+    """``jit`` with ``None`` shardings replicated over the mesh in scope and calls placed on it
+    (JAX's ``pjit``)."""
+    return _resource_env(
+        _jit(fun, in_shardings=_in_scope(in_shardings), out_shardings=_in_scope(out_shardings), **options)
+    )
 
 
 _pjit.__name__ = _pjit.__qualname__ = "pjit"
