@@ -160,7 +160,8 @@ def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
 def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
     if aval is abstract_token:  # (a token has no axis to stack: it is carried; NOTE: [tokens])
         return aval.update(shape=(length, *aval.shape))  # (its error)
-    return ShapedArray((length, *aval.shape), aval.dtype, aval.weak_type)
+    # (in its steps' memory, as JAX's: a scan's stacked residuals offloaded to the host are there)
+    return ShapedArray((length, *aval.shape), aval.dtype, aval.weak_type, memory_space=aval.memory_space)
 
 
 # ----------------------------------------------------------------------------------------------

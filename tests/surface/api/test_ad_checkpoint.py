@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import io
 import re
 
@@ -177,6 +178,41 @@ def test_policy_answers_and_errors():
 
 
 @pytest.mark.slow
+def test_a_scans_offloaded_residuals_are_typed_in_host_memory_as_jax():
+    # JAX's host-offloading tutorial: a scan over a remat'd layer whose named input is offloaded
+    # stacks its residuals in host memory, f64<host>[10,8,8] (funcgrad typed the stack f64[10,8,8]
+    # though each step's residual was f64<host>[8,8]); the gradient unchanged.
+    jax = _jax()
+
+    def program(lib, lnp, names, policies):
+        policy = policies.save_and_offload_only_these_names(
+            names_which_can_be_saved=[], names_which_can_be_offloaded=["x"], offload_src="device",
+            offload_dst="pinned_host",
+        )  # fmt: skip
+
+        def layer(x, w):
+            x = names(x, "x")
+            return lnp.sin(x @ w[0]) @ w[1], None
+
+        return lambda w, x: lnp.sum(lib.lax.scan(lib.checkpoint(layer, policy=policy), x, w)[0])
+
+    x = np.linspace(0.1, 0.9, 64).reshape(8, 8)
+    w = (np.full((10, 8, 16), 0.1), np.full((10, 16, 8), 0.1))
+    ours = program(funcgrad, fnp, checkpoint_name, cp)
+    theirs = program(
+        jax, jax.numpy, importlib.import_module("jax.ad_checkpoint").checkpoint_name, jax.checkpoint_policies
+    )
+
+    def stacked_types(lib, f):
+        jaxpr = lib.make_jaxpr(lib.grad(f))(w, x)
+        return [str(v.aval) for e in jaxpr.eqns if e.primitive.name == "scan" for v in e.outvars]
+
+    assert stacked_types(funcgrad, ours) == stacked_types(jax, theirs)
+    assert "float64<host>[10,8,8]" in stacked_types(funcgrad, ours)
+    for a, b in zip(funcgrad.jit(funcgrad.grad(ours))(w, x), jax.grad(theirs)(w, x)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
 def test_offload_policies_move_residuals_to_host():
     # NOTE: [offloaded residuals]: as jax, an offloaded value leaves the forward pass through a
     # device_put to host memory (f64<host>[4,4] output of device_put), the gradients unchanged.
