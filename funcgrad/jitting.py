@@ -426,6 +426,17 @@ def jit(
         raise TypeError(f"Expected a callable value, got {fun}")  # (JAX's words)
     placement = None
     if device is not None or backend is not None:
+        # (JAX's refusals, in its words: a placement and shardings or two placements)
+        if device is not None and backend is not None:
+            raise ValueError(
+                f"can't specify both a device and a backend for jit, got device={device!r} and "
+                f"backend={backend!r} (give device= or backend=, not both)"
+            )
+        for what, given in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+            if given is not None:
+                raise ValueError(
+                    f"If backend or device is specified on jit, then {what} should not be specified."
+                )
         try:
             placement = xla_bridge.resolve_device(device, backend)
         except (TypeError, ValueError) as e:

@@ -58,6 +58,11 @@ class _ResourceEnvPjit(PjitFunction):
         mesh = get_mesh()
         if mesh is None or mesh.empty:
             return super().__call__(*args, **kwargs)
+        if self._device is not None:  # (JAX's words)
+            raise ValueError(
+                "Mesh context manager should not be used with jit when backend or device is also "
+                "specified as an argument to jit."
+            )
         previous = _swap_device(mesh)
         try:
             return super().__call__(*args, **kwargs)

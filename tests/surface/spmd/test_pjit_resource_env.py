@@ -60,3 +60,20 @@ def test_pjit_places_on_the_mesh_in_scope(lib):
                 pjit(lambda x: x)(other)
     # outside every mesh, jit's placement
     assert pjit(lambda x: x + 1)(np.ones(3)).sharding == sh.SingleDeviceSharding(lib.devices()[0])
+
+
+@pytest.mark.parametrize("lib", [funcgrad, jax], ids=["funcgrad", "jax"])
+def test_placement_and_shardings_together_are_refused(lib):
+    dev = lib.devices()[0]
+    s = lib.sharding.SingleDeviceSharding(dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (jax: backend/device are deprecated)
+        with pytest.raises(ValueError, match="can't specify both a device and a backend for jit"):
+            lib.jit(lambda x: x, device=dev, backend="cpu")
+        with pytest.raises(ValueError, match="then in_shardings should not be specified"):
+            lib.jit(lambda x: x, in_shardings=s, backend="cpu")
+        with pytest.raises(ValueError, match="then out_shardings should not be specified"):
+            lib.jit(lambda x: x, out_shardings=s, device=dev)
+        with _auto(lib, (1, 1)):
+            with pytest.raises(ValueError, match="Mesh context manager should not be used with jit"):
+                _pjit(lib)(lambda x: x, device=dev)(np.arange(8))
