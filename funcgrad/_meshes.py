@@ -631,7 +631,12 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, axis_types=None,
     >>> dict(m.shape), m.axis_types
     ({'data': 1}, (Explicit,))
     """
-    axis_shapes = tuple(int(s) for s in axis_shapes)
+    try:
+        axis_shapes = tuple(int(s) for s in axis_shapes)
+    except (TypeError, ValueError):  # (JAX's words)
+        raise ValueError(
+            f"`axis_shapes` passed to `make_mesh` should be a sequence of ints. Got {axis_shapes}"
+        ) from None
     axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
     if len(axis_shapes) != len(axis_names):
         raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but names {axis_names}")
