@@ -208,7 +208,12 @@ def flatten_outputs(out, name: str, fun: Callable | None = None):
     for i, leaf in enumerate(leaves):
         if not core.is_array_like(leaf) and type(leaf) is not core.Token:
             jax_words = ""
-            if fun is not None:
+            if type(leaf).__name__ == "ShapeDtypeStruct" and is_abstract(leaf):  # (JAX's words first)
+                jax_words = (
+                    "A ShapeDtypeStruct does not have a value and cannot be used as a constant in a JAX "
+                    "function. "
+                )
+            elif fun is not None:
                 where = ""
                 if tree.num_leaves > 1 or tu.tree_structure(leaf) != tree:
                     path = tu.tree_leaves_with_path(out)[i][0]

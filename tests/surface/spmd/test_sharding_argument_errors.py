@@ -53,3 +53,11 @@ def test_a_none_constraint_and_a_none_spec(lib):
         lib.lax.with_sharding_constraint(lib.numpy.arange(8), None)
     with pytest.raises(TypeError, match="Unexpected None|incompatible function arguments"):
         lib.sharding.NamedSharding(_mesh(lib), None)
+
+
+@LIBS
+def test_a_shape_dtype_struct_returned_by_jit(lib):
+    # (pjit_test's test_shape_dtype_struct_as_const_error)
+    const = lib.ShapeDtypeStruct((8,), np.int32)
+    with pytest.raises(TypeError, match="A ShapeDtypeStruct does not have a value"):
+        lib.jit(lambda x: (x, const))(lib.numpy.arange(8))
