@@ -147,6 +147,7 @@ from funcgrad.numpy import _dtypes as _numpy_dtypes
 
 __all__ = [
     "allow_f16_reductions",
+    "auto_pcast",
     "check_tracer_leaks",
     "checking_leaks",
     "config",
@@ -167,6 +168,8 @@ __all__ = [
     "no_tracing",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "remove_size_one_mesh_axis_from_type",
+    "softmax_custom_jvp",
     "threefry_partitionable",
     "transfer_guard",
     "transfer_guard_device_to_device",
@@ -604,6 +607,33 @@ def numpy_dtype_promotion(new_val: str):
     funcgrad.numpy._dtypes.TypePromotionError: Input dtypes ('float32', 'float64') have no available ...
     """
     return _thread_scoped("jax_numpy_dtype_promotion", new_val)
+
+
+def softmax_custom_jvp(new_val: bool = True):
+    """Context manager for ``jax_softmax_custom_jvp``: ``True`` differentiates ``nn.softmax``
+    through its custom JVP rule (one residual, the result), ``False`` (the default) through its
+    formula, as JAX's.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> x = fnp.array([5.5, 1.3, -4.2, 0.9])
+    >>> with softmax_custom_jvp(True):
+    ...     [r.shape for r, _ in funcgrad.ad_checkpoint.saved_residuals(funcgrad.nn.softmax, x)]
+    [(4,)]
+    """
+    return _scoped("jax_softmax_custom_jvp", new_val)
+
+
+def remove_size_one_mesh_axis_from_type(new_val: bool = True):
+    """Context manager for ``jax_remove_size_one_mesh_axis_from_type``: explicit mesh axes of size 1
+    are left out of values' types inside (JAX's flag)."""
+    return _scoped("jax_remove_size_one_mesh_axis_from_type", new_val)
+
+
+def auto_pcast(new_val: bool = True):
+    """Context manager for ``jax_auto_pcast`` (default True): whether simple operations in a
+    checked ``shard_map`` body insert the ``pvary`` casts that match their operands' varying axes
+    (JAX's flag)."""
+    return _scoped("jax_auto_pcast", new_val)
 
 
 def default_matmul_precision(precision):

@@ -526,3 +526,26 @@ def test_disable_jit_is_per_thread():
     assert results == {True: [3.0, 4.0, True], False: [3.0, 4.0, False]}
     assert calls.count("True") == 2 and calls.count("False") <= 1  # (at most a trace, never a Python call)
     assert config.jax_disable_jit is False and funcgrad.disable_jit.get_global() is False
+
+
+def test_flag_context_managers_as_jax():
+    # nn_test testSoftmaxGradFlag: jax.softmax_custom_jvp, and the other flags' public contexts
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax._src.ad_checkpoint import saved_residuals  # (where nn_test reads it)
+
+    def outcomes(lib, np_mod, saved):
+        x = np_mod.array([5.5, 1.3, -4.2, 0.9])
+        out = []
+        for on in (False, True):
+            with lib.softmax_custom_jvp(on):
+                res = saved(lib.nn.softmax, x)
+                out.append((len(res), sum(a.size for a, _ in res), lib.config.jax_softmax_custom_jvp))
+        for name in ("remove_size_one_mesh_axis_from_type", "auto_pcast"):
+            with getattr(lib, name)(not getattr(lib.config, f"jax_{name}")):
+                out.append(getattr(lib.config, f"jax_{name}"))
+            out.append(getattr(lib.config, f"jax_{name}"))
+        return out
+
+    mine = outcomes(funcgrad, fnp, funcgrad.ad_checkpoint.saved_residuals)
+    assert mine == outcomes(jax, jnp, saved_residuals)
