@@ -1,5 +1,7 @@
 """funcgrad.nn's ``dot_product_attention`` (jax.nn's name, signature and semantics; funcgrad.nn
-re-exports it): grouped-query scaled dot-product attention with its masks, on the XLA path.
+re-exports it): grouped-query scaled dot-product attention with its masks, on the XLA path: JAX's
+per-group core mapped over the query groups with ``vmap``, as JAX's ``_dot_product_attention_xla``
+does, so the products are JAX's batched ``dot_general``s and XLA sums them in JAX's order.
 
 Layer: surface. Imports ``funcgrad.numpy`` (and its ``_core`` helpers), the primitive catalog
 (elementwise family) and funcgrad.nn's ``_normalizations`` (``softmax``, ``logsumexp``).
@@ -10,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._vmap import vmap
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn._normalizations import logsumexp, softmax
@@ -104,11 +107,6 @@ def dot_product_attention(
     bf16 = np.dtype(q.dtype) == np.dtype(_dt.bfloat16)
     half = bf16 or np.dtype(q.dtype) == np.float16
     algorithm = "BF16_BF16_F32" if bf16 else None
-    qg, kl = (qg, k) if half else (fnp.asarray(qg, logits_dtype), fnp.asarray(k, logits_dtype))
-    logits = fnp.einsum("BTKGH,BSKH->BKGTS", qg, kl, precision=algorithm, preferred_element_type=logits_dtype)
-    logits = logits * fnp.asarray(scale, logits.dtype)
-    if bias is not None:
-        logits = fnp.asarray(logits + _grouped(bias, K, G, N), logits.dtype)
     keep = None
     if mask is not None:
         keep = _grouped(mask, K, G, N)
@@ -125,14 +123,29 @@ def dot_product_attention(
     if key_value_seq_lengths is not None:
         kl = asarray(key_value_seq_lengths)
         keep = _and(keep, (fnp.arange(S)[None, :] < kl[:, None])[:, None, None, None, :])
-    if keep is not None:
-        big_negative = -0.7 * min(float(_dt.finfo(logits.dtype).max), float(_dt.finfo(np.float32).max))
-        keep = fnp.broadcast_to(
-            fnp.reshape(keep, (1,) * (logits.ndim - keep.ndim) + keep.shape), logits.shape
-        )
-        logits = fnp.where(keep, logits, fnp.asarray(big_negative, logits.dtype))
-    probs = fnp.asarray(softmax(logits, axis=-1), k.dtype)
-    encoded = fnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
+    if keep is not None:  # (B, K, G, T, S), mapped over G with the query's groups
+        keep = fnp.broadcast_to(fnp.reshape(keep, (1,) * (5 - keep.ndim) + keep.shape), (B, K, G, T, S))
+    bias = None if bias is None else fnp.broadcast_to(_grouped(bias, K, G, N), (B, K, G, T, S))
+
+    def core(q, k, v, bias, keep):
+        # one group of query heads (B, T, K, H) against the keys and values (B, S, K, H): JAX's
+        # _dot_product_attention_core, which JAX's XLA path maps over the groups as here (the same
+        # batched products, so the same sums: float32 outputs bit for bit)
+        qk = (q, k) if half else (fnp.asarray(q, logits_dtype), fnp.asarray(k, logits_dtype))
+        logits = fnp.einsum("BTNH,BSNH->BNTS", *qk, precision=algorithm, preferred_element_type=logits_dtype)
+        logits = logits * fnp.asarray(scale, logits.dtype)
+        if bias is not None:
+            logits = fnp.asarray(logits + bias, logits.dtype)
+        if keep is not None:
+            big_negative = -0.7 * min(float(_dt.finfo(logits.dtype).max), float(_dt.finfo(np.float32).max))
+            logits = fnp.where(keep, logits, fnp.asarray(big_negative, logits.dtype))
+        probs = fnp.asarray(softmax(logits, axis=-1), k.dtype)
+        encoded = fnp.einsum("BNTS,BSNH->BTNH", probs, v)
+        lse = fnp.asarray(logsumexp(logits, axis=-1), k.dtype) if return_residual else None
+        return encoded, lse
+
+    in_axes = (3, None, None, None if bias is None else 2, None if keep is None else 2)
+    encoded, lse = vmap(core, in_axes=in_axes, out_axes=(3, 2))(qg, k, v, bias, keep)  # lse: (B, K, G, T)
     encoded = fnp.reshape(encoded, (B, T, N, H))
     if query_seq_lengths is not None:
         valid = fnp.arange(T)[None, :] < asarray(query_seq_lengths)[:, None]
@@ -140,7 +153,6 @@ def dot_product_attention(
     encoded = fnp.reshape(encoded, out_shape)
     if not return_residual:
         return encoded
-    lse = fnp.asarray(logsumexp(logits, axis=-1), k.dtype)  # (B, K, G, T)
     lse = fnp.transpose(fnp.reshape(lse, (B, N, T)), (0, 2, 1))
     return encoded, ew.stop_gradient_p.bind(fnp.reshape(lse, out_shape[:-1]))
 
