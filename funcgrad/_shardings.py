@@ -533,10 +533,21 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
         elif isinstance(s, PartitionSpec):
             mesh = concrete_mesh(where=where)
             if mesh is None:
+                hint = (
+                    f"{what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) or call "
+                    "inside `with mesh:`"
+                )
+                api = "jit" if where.startswith("jit(") else where
+                if api in ("jit", "with_sharding_constraint"):  # (JAX's type and words first)
+                    name = "shardings" if api == "with_sharding_constraint" else what
+                    raise RuntimeError(
+                        f"{api} requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+                        f"{name}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
+                        f"provide `Sharding`s to {name} and then the mesh context manager is not required. "
+                        f"({where}: {hint})"
+                    )
                 raise ValueError(  # (JAX's words first)
-                    f"Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to {where}: {what} "
-                    f"has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) or call inside "
-                    "`with mesh:`"
+                    f"Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to {where}: {hint}"
                 )
             s = NamedSharding(mesh, s)
         elif isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh):

@@ -61,3 +61,14 @@ def test_a_shape_dtype_struct_returned_by_jit(lib):
     const = lib.ShapeDtypeStruct((8,), np.int32)
     with pytest.raises(TypeError, match="A ShapeDtypeStruct does not have a value"):
         lib.jit(lambda x: (x, const))(lib.numpy.arange(8))
+
+
+@LIBS
+def test_a_bare_partition_spec_without_a_mesh(lib):
+    # (pjit_test's test_pspec_to_wsc_without_mesh: JAX's RuntimeError for jit and constraints)
+    P = lib.sharding.PartitionSpec
+    x = lib.numpy.arange(4)
+    with pytest.raises(RuntimeError, match="with_sharding_constraint requires a non-empty mesh in context"):
+        lib.jit(lambda v: lib.lax.with_sharding_constraint(v, P("x")))(x)
+    with pytest.raises(RuntimeError, match="jit requires a non-empty mesh in context .* to in_shardings"):
+        lib.jit(lambda v: v, in_shardings=P("x"))(x)
