@@ -106,7 +106,7 @@ class _Plan:
                 real_step = getattr(impl, "real_step", None)
                 if real_step is not None and all(a.aval.dtype.kind != "c" for a in eqn.invars):
                     impl = real_step
-                if prim.traits.compiled_eagerly is not None:
+                if prim.traits.compiled_eagerly is not None and _compiled_by_avals(prim, eqn, params):
                     # (a large product compiled alone, as EvalTrace runs it: NOTE: [cached
                     # programs on placed values])
                     impl = functools.partial(_compiled_or_host, prim, impl)
@@ -411,6 +411,18 @@ def _run_plan(plan, vals):
                         bufs.append(v)
                         pool.nbytes += v.nbytes
                 del v
+
+
+def _compiled_by_avals(primitive, eqn, params) -> bool:
+    """Whether EvalTrace may compile ``eqn`` alone (NOTE: [eager products are XLA's]), judged
+    by its operands' types, which the values of every call have: non-empty floating arrays that
+    the primitive's ``compiled_eagerly`` takes (a small product stays a plain host step)."""
+    avals = [a.aval for a in eqn.invars]
+    for aval in avals:
+        dtype = aval.dtype
+        if 0 in aval.shape or (dtype.kind not in "fc" and dtype not in _dt.HALF_FLOATS):
+            return False
+    return bool(primitive.traits.compiled_eagerly(avals, params))
 
 
 def _compiled_or_host(primitive, host_step, *args, **params):
