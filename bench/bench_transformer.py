@@ -42,6 +42,49 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 21 (load 16-20 all session). The per-example row, settled with numbers
+  (``python bench/per_example_bound.py``, one thread, at load 17.6-18.5; ``--threads 1``'s
+  environment): it is at its floor on this core. The program's 75 products
+  (``make_jaxpr(vmap(grad(loss_single)))``, 2 B M N K each; jax's program has the same) do 21.34
+  GFLOP: the 34 shared-weight GEMMs 13.15, the 17 per-example weight gradients 6.58, the 24
+  attention products 1.61. XLA's ``cost_analysis()`` of the optimised program: 21.67 GFLOP and
+  1462 MB accessed, 437 MB of it the products' operands and results, so 1025 MB of elementwise,
+  reduction and copy traffic (jax's program: 21.91 GFLOP, 1809 MB). The core (AMD EPYC Zen 4)
+  runs at 3.63 GHz (a dependent-add loop, CPU time) and executes AVX-512 FMAs on two 256-bit
+  pipes: 32 float32 FLOP a cycle, 116 GFLOP/s peak (the 252 GFLOP/s of sessions 13-18 was an
+  Intel core with two 512-bit FMA units). At the program's own shapes (best of 12 calls, a jitted
+  ``lax.dot_general`` with operands on the device, and OpenBLAS's sgemm through ``np.matmul``):
+  XLA 65-111 GFLOP/s (YNNPACK's shared-weight GEMMs 92-111; Eigen's per-example products 76-96;
+  the attention's 65-100), OpenBLAS 73-104: every engine at 60-97% of the peak, and the products
+  take 223.7 ms at the better of the two rates per shape (230.4 at XLA's; 184 at the peak). An XLA
+  loop fusion streams 29.7 GB/s here (``a * b + a`` over 16 MB operands), so the other 1025 MB take
+  >= 35 ms: the bound is 258.2 ms (219 at the theoretical peak), and funcgrad's program measures
+  265.9 ms in the same process, 3% above it. ``--cases per_example --threads 1 --rounds 2``: 0.58x
+  (270.7 against 464.3 ms CPU; rounds 275.8/435.3 and 265.7/493.3; torch 439.6; load 16.5-19.0).
+  0.5x jax is 232 ms, below the bound at the attainable rates: on this core the goal holds only
+  where jax's call costs more than twice funcgrad's floor (its fresh temporaries' page faults,
+  NOTE: [XLA's buffers kept between calls], and its 350 MB more traffic are ~200 ms of its time,
+  not enough). The 3% left is mostly the Eigen per-example products (76 against OpenBLAS's 87
+  GFLOP/s on [8, 128, 1024]^T x [8, 128, 256]: ~3 ms a call) and one attention product (65
+  against 85: ~1 ms); the ways around them that the notes below list (copies, padding, YNNPACK
+  forms, oneDNN, every XLA flag) stand, and no XLA form reaches OpenBLAS's rate on them.
+  The eager row: the cached value-and-gradient program of eager ``grad`` (NOTE: [eager grad
+  program cache]) ran equation by equation whenever an input carried a device buffer -- and the
+  first, uncached call leaves one on every parameter (its products run compiled and keep the
+  transfer) -- so every later call here took that route (no buffer reuse or pool, 9k-121k minor
+  faults a call), while the same call on fresh host parameters took the NumPy interpreter with
+  NumPy's products (other bits in 3.2 M of the 3.3 M gradient values). Now only a placed operand
+  (committed, or over several devices) takes that route, and the interpreter compiles the large
+  products as EvalTrace does (NOTE: [cached programs on placed values] in
+  ``funcgrad/kernel/numpy_plan.py``): the same bits on every route, and 434/458/805 -> 405/402/385
+  ms a call (interleaved fresh-process pairs, load 17-20). Where the ~385 ms go (each interpreter
+  step timed): the 75 products ~280 (at the rates above, ~30 of it copying NumPy operands into
+  XLA's buffers: NumPy aligns to 16 bytes and XLA's CPU client aliases only 64-byte-aligned
+  arrays, and the attention's operands are transposed views), multiplies 26, additions 15,
+  reductions 10, divisions 9, the rest ~20, the interpreter and the recording ~11. NumPy's
+  products in the interpreter would be ~40 ms faster at this load (OpenBLAS and XLA run these
+  shapes at the same rate here) but give other bits than jax's and the uncached call's: not
+  taken.
 - Session 19 (no change to this benchmark's programs; the per-example row still not firm). The
   machine was loaded all session (load 11-18 on the 2 cores: every engineer's test runs) and the
   CPU times were about twice the quiet ones: YNNPACK's GEMMs ran 2.1-2.5x slower (1024x1024x256 in
