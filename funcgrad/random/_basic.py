@@ -170,8 +170,18 @@ def _uniform(key, shape, dtype, minval, maxval):
         scaled = ew.add(ew.mul(floats, ew.sub(hi, lo)), lo)
         return ew.max_p.bind(_broadcast(lo, shape), scaled)
     lo, hi = _to(minval, dtype), _to(maxval, dtype)
-    check_shape("uniform", shape, lo.shape, hi.shape)
-    return fnp.maximum(lo, floats * (hi - lo) + lo)
+    # JAX's uniform reshapes the scaled draw to ``shape`` and takes its maximum with ``minval``:
+    # bounds of more dimensions pass when their broadcast has as many elements as ``shape`` (a
+    # vmapped draw of shape () between bounds of shape (1,), flashbax's sum tree), the result
+    # taking the bounds' shape
+    try:
+        full = np.broadcast_shapes(shape, lo.shape, hi.shape)
+    except ValueError:
+        full = None
+    if full is None or math.prod(full) != math.prod(shape):
+        check_shape("uniform", shape, lo.shape, hi.shape)
+    scaled = floats * (hi - lo) + lo
+    return fnp.maximum(lo, scaled if scaled.shape == shape else fnp.reshape(scaled, shape))
 
 
 _uniform_compiled = _sampler(_uniform, (1, 2))

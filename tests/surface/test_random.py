@@ -508,3 +508,26 @@ def test_bits_of_uint64_in_32_bit_mode_draws_32_bits_as_jax(impl):
         funcgrad.config.update("jax_enable_x64", previous)
     assert got.dtype == want.dtype == np.uint32
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_uniform_bounds_of_more_dimensions_than_shape_as_jax():
+    # JAX reshapes the scaled draw to ``shape`` and takes its maximum with ``minval``: bounds of
+    # shape (1,) with shape () give one (1,) draw (flashbax's sum tree vmaps so); randint,
+    # truncated_normal, bernoulli refuse them as JAX's do
+    import jax.numpy as jnp
+
+    def program(r, np_):
+        k = r.PRNGKey(0)
+        one = r.uniform(k, (), np.float32, np_.array([0.25]), np_.array([0.5]))
+        bounds = np_.linspace(0.0, 1.0, 4)
+        vm = (jax if r is jax.random else funcgrad).vmap(r.uniform, in_axes=(0, None, None, 0, 0))
+        many = vm(r.split(k, 3), (), np.float32, bounds[:-1, None], bounds[1:, None])
+        return np.asarray(one), np.asarray(many)
+
+    for a, b in zip(program(fr, funcgrad.numpy), program(jax.random, jnp)):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    k = fr.PRNGKey(0)
+    with pytest.raises(ValueError, match=r"parameter shapes \[\(3,\), \(\)\] must broadcast"):
+        fr.uniform(k, (2, 1), np.float32, funcgrad.numpy.zeros(3), 1.0)  # (JAX fails to lower it)
+    with pytest.raises(ValueError, match="randint: parameter shapes"):
+        fr.randint(k, (), funcgrad.numpy.array([0]), 10)
