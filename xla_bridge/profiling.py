@@ -22,6 +22,7 @@ __all__ = [
     "ProfilerSession",
     "TraceMe",
     "heap_profile",
+    "profiled_instructions_proto",
     "register_subprocess",
     "start_server",
 ]
@@ -36,6 +37,9 @@ ProfileData = _profile_data.ProfileData
 ProfileEvent = _profile_data.ProfileEvent
 ProfilePlane = _profile_data.ProfilePlane
 register_subprocess = _profiler.register_subprocess
+# A profile's ProfiledInstructionsProto, serialized (jax.experimental.profiler's; empty unless the
+# profile is of an NVIDIA GPU)
+profiled_instructions_proto = _profiler.get_profiled_instructions_proto
 
 
 def heap_profile(platform: str | None = None) -> bytes:

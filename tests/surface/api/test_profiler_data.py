@@ -62,3 +62,27 @@ def test_register_subprocess(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_experimental_profiler_reads_profiled_instructions_as_jax(tmp_path):
+    # JAX's GPU performance tips: jax.experimental.profiler.get_profiled_instructions_proto of a
+    # profile's run folder (empty on a CPU profile, as jax's; funcgrad had no such module: the
+    # page's import raised ImportError); a missing folder is the same jaxlib error.
+    import pytest
+
+    jax = pytest.importorskip("jax")
+    jax_profiler = pytest.importorskip("jax.experimental.profiler")
+    from funcgrad.experimental import profiler as fg_profiler
+
+    def read(lib, experimental, log_dir):
+        with lib.profiler.trace(str(log_dir)):
+            lib.jit(lambda x: x * 2)(np.ones(3)).block_until_ready()
+        (run,) = log_dir.glob("plugins/profile/*/")
+        with pytest.raises(Exception) as missing:
+            experimental.get_profiled_instructions_proto(str(log_dir / "missing"))
+        return experimental.get_profiled_instructions_proto(str(run)), type(missing.value), str(missing.value)
+
+    ours = read(funcgrad, fg_profiler, tmp_path / "ours")
+    theirs = read(jax, jax_profiler, tmp_path / "theirs")
+    assert ours[0] == theirs[0] == b""
+    assert ours[1] is theirs[1] and ours[2].replace("ours", "theirs") == theirs[2]
