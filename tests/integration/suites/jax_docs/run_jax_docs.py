@@ -44,7 +44,7 @@ ROOT = os.path.dirname(
 )
 
 # The tutorials issue 30 names, and the other user-facing MyST documents of JAX 0.10.2 that run on
-# a CPU (Pallas, colocated Python, CUTLASS and host offloading need accelerators or runtimes).
+# a CPU (Pallas and CUTLASS need accelerators; the TFDS notebook downloads a dataset).
 TUTORIALS = [
     "key-concepts.md",
     "jit-compilation.md",
@@ -86,6 +86,8 @@ TUTORIALS = [
     "notebooks/layout.md",
     "notebooks/host-offloading.md",
     "distributed_data_loading.md",
+    # (session 21: colocated Python runs on CPU devices)
+    "notebooks/colocated-python.md",
     # Pages whose examples are plain ```python fences (or reST code-blocks): JAX's build shows
     # them without running them, so each block runs as a cell (a fragment that does not run on
     # jax counts as jax-fails, not against funcgrad). Multi-process, GPU and TPU pages are left out.
@@ -100,6 +102,9 @@ TUTORIALS = [
     "benchmarking.md",
     "migrate_pmap.md",
     "device_memory_profiling.md",
+    # (session 21: XLA flags' one example; the GPU tips' three, two of which run on a CPU)
+    "xla_flags.md",
+    "gpu_performance_tips.md",
 ]
 
 # Pages whose examples are ``>>>`` doctests: run_jax_docstrings.py --doc runs them (each page one
