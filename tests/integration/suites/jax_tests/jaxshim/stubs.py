@@ -291,6 +291,7 @@ def install() -> None:
         "jax._src.mesh": {  # (JAX's empty_concrete_mesh: a Mesh of no devices, which set_mesh clears)
             **vars(funcgrad.sharding),
             "empty_concrete_mesh": funcgrad.sharding.Mesh(np.empty((), dtype=object), ()),
+            "empty_abstract_mesh": funcgrad.sharding.AbstractMesh((), ()),
         },
         "jax._src.sharding": {
             "Sharding": funcgrad.sharding.Sharding,
