@@ -164,11 +164,9 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
             core.check_live(a)  # (a leaked tracer: JAX's conversion binds and refuses it)
         if copy and isinstance(a, core.Tracer):
             a = ew.copy_p.bind(a)  # (JAX's jnp.array of a traced value stages a copy)
+        # (copy=False with a dtype to convert to converts, as JAX's asarray does: it refuses only
+        # host buffers it would have to copy onto an accelerator)
         out = a if dtype is None else ew.convert_element_type(a, dtype)
-        if copy is False and out is not a:
-            raise ValueError(
-                f"asarray(copy=False): converting {a.dtype} to {dtype} needs a copy; pass copy=None"
-            )
         # A copy is a new Array object: donating one to a jitted call leaves the other alive.
         if copy and out is a and type(a) is Array:
             if a._buffer is not None and a._buffer._committed:

@@ -332,6 +332,21 @@ def _setitem(self, index, value):
     )
 
 
+def _sum(
+    self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True
+):
+    """``x.sum(...)``: JAX's method, which takes ``initial`` and does not pass it on (jax 0.10.2's
+    ``x.sum(initial=1.0)`` is ``x.sum()``; the function ``sum(x, initial=1.0)`` adds it).
+
+    >>> from funcgrad.numpy import arange
+    >>> float(arange(3.0).sum(initial=1.0)), float(reductions.sum(arange(3.0), initial=1.0))
+    (3.0, 4.0)
+    """
+    del initial
+    kw = {"dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
+    return reductions.sum(self, axis, promote_integers=promote_integers, **kw)
+
+
 def _operator_round(self, ndigits=None):
     """Python's ``round(x, ndigits)``: ``numpy.round``; without ``ndigits``, of the default integer
     dtype, as ``round`` of a float is an int (JAX's ``_operator_round``)."""
@@ -381,7 +396,7 @@ _METHODS = {
     "__round__": _operator_round,
     "__getitem__": indexing.getitem,
     "__setitem__": _setitem,
-    "sum": reductions.sum,
+    "sum": _sum,
     "prod": reductions.prod,
     "mean": reductions.mean,
     "var": reductions.var,

@@ -458,7 +458,7 @@ def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction, divide_by
     of freedom is left (JAX's two functions differ there: see below)."""
     if correction is not None:
         if ddof != 0:
-            raise ValueError("var: pass ddof or correction, not both")
+            raise ValueError("ddof and correction can't be provided simultaneously.")  # (JAX's words)
         ddof = correction
     a, axes = _prepare("var", a, axis)
     requested = _float_dtype(a.dtype, dtype)

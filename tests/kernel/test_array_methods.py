@@ -532,3 +532,26 @@ def test_flat_raises_jax_s_error():
     for mod in (fnp, jnp):
         with pytest.raises(NotImplementedError, match=r"do not implement the arr.flat property"):
             _ = mod.arange(3.0).flat
+
+
+def test_sum_method_initial_asarray_copy_false_and_var_words_as_jax():
+    # JAX's x.sum method takes initial= and does not pass it on (the function adds it); asarray
+    # with copy=False converts a dtype (JAX refuses only host buffers bound for an accelerator);
+    # var/std with both ddof and correction: JAX's ValueError words
+    def outcomes(np_, jit):
+        x = np_.arange(3.0)
+        out = [
+            float(x.sum(initial=1.0)),
+            float(x.sum(where=x > 0, initial=1.0)),
+            float(np_.sum(x, initial=1.0)),
+            float(jit(lambda a: a.sum(axis=0, initial=5.0))(x)),
+            str(np_.asarray(x, np.int32, copy=False).dtype),
+            str(jit(lambda a: np_.asarray(a, np.int32, copy=False))(x).dtype),
+        ]
+        for fn in (x.std, x.var):
+            with pytest.raises(ValueError) as e:
+                fn(ddof=1, correction=1)
+            out.append(str(e.value))
+        return out
+
+    assert outcomes(fnp, funcgrad.jit) == outcomes(jnp, jax.jit)
