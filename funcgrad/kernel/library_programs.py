@@ -66,6 +66,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel.ad import JVPTrace
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.errors import ConcretizationTypeError
+from funcgrad.kernel.extended import ExtendedArray
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import PartialEvalTrace
 from funcgrad.kernel.recording import RecordingTrace
@@ -109,10 +110,11 @@ def _static(x) -> bool:
     return t is tuple and all(type(e) in _STATICS for e in x)
 
 
-def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ...] = ()):
+def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ...] = (), keys: bool = False):
     """Decorator: ``fn``'s eager calls run as one compiled program of ``fn`` jitted with
     ``static_argnames`` (JAX's); under a trace ``fn`` traces inline (NOTE: [eager library
-    functions as one program]).
+    functions as one program]). With ``keys``, a typed key array (an ``ExtendedArray``) is a
+    dynamic argument too (``jax.random``'s samplers); otherwise it takes the op-by-op route.
 
     >>> import funcgrad.numpy as fnp
     >>> @jitted_eagerly(static_argnames=("axis",))
@@ -122,7 +124,8 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
     [-1.0, 1.0]
     """
     if fn is None:
-        return functools.partial(jitted_eagerly, static_argnames=tuple(static_argnames))
+        return functools.partial(jitted_eagerly, static_argnames=tuple(static_argnames), keys=keys)
+    operand = (lambda x, trace: isinstance(x, ExtendedArray) or _operand(x, trace)) if keys else _operand
     params = list(inspect.signature(fn).parameters.values())
     statics = frozenset(static_argnames) & {p.name for p in params}  # (JAX's names fn has)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -139,13 +142,13 @@ def jitted_eagerly(fn: Callable | None = None, *, static_argnames: tuple[str, ..
             if i in static_at:
                 if not _static(a):
                     return fn(*args, **kwargs)
-            elif not _operand(a, trace):
+            elif not operand(a, trace):
                 return fn(*args, **kwargs)
         for k, v in kwargs.items():
             if k in statics:
                 if not _static(v):
                     return fn(*args, **kwargs)
-            elif not _operand(v, trace):
+            elif not operand(v, trace):
                 return fn(*args, **kwargs)
         if compiled is None:
             compiled = hooks.library_jit(fn, static_argnames=tuple(sorted(statics)))

@@ -20,6 +20,7 @@ from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy._core import TypePromotionError, check_user_dtype
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
@@ -313,6 +314,7 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def exponential(key, shape=(), dtype=None):
     """Exponential(1) samples: ``-log1p(-u)``.
 
@@ -357,6 +359,7 @@ def _safe_int_to_float32(bits):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype", "mode"), keys=True)  # (JAX jits it)
 def gumbel(key, shape=(), dtype=None, mode: str | None = None):
     """Standard Gumbel samples ``-log(-log(u))``; ``mode="high"`` (or ``"highest"``, float32) draws
     more random bits to resolve the far tail, as JAX's.

@@ -23,6 +23,7 @@ from funcgrad import api, lax
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.library_programs import jitted_eagerly
 from funcgrad.numpy._core import call_custom, concrete_int
 from funcgrad.random._basic import (
     _float_dtype,
@@ -151,6 +152,7 @@ def _gamma(name, key, a, shape, dtype, log_space):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(``a``, 1) samples, differentiable in ``a`` (reparameterised: the derivative of each
     sample at fixed CDF value).
@@ -162,6 +164,7 @@ def gamma(key, a, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def loggamma(key, a, shape=None, dtype=None):
     """The logarithm of Gamma(``a``, 1) samples, computed without underflow for small ``a``.
 
@@ -172,6 +175,7 @@ def loggamma(key, a, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(``a``, ``b``) samples from two log-gamma draws (stable for small parameters).
 
@@ -192,6 +196,7 @@ def beta(key, a, b, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(``alpha``) samples (``alpha``'s last axis is the categories); ``shape`` is the
     batch shape, broadcast with ``alpha.shape[:-1]``.
@@ -218,6 +223,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-squared samples with ``df`` degrees of freedom: ``2 Gamma(df / 2)``.
 
@@ -232,6 +238,7 @@ def chisquare(key, df, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution samples: the ratio of two scaled chi-squared variates.
 
@@ -249,6 +256,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def t(key, df, shape=None, dtype=None):
     """Student's t samples with ``df`` degrees of freedom: ``normal * sqrt(df / 2 / Gamma(df / 2))``.
 
@@ -271,6 +279,7 @@ def t(key, df, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy samples ``tan(pi (u - 1/2))``.
 
@@ -283,6 +292,7 @@ def cauchy(key, shape=(), dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def laplace(key, shape=(), dtype=None):
     """Standard Laplace samples ``sign(u) log1p(-|u|)``, ``u`` uniform on (-1, 1).
 
@@ -295,6 +305,7 @@ def laplace(key, shape=(), dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def logistic(key, shape=(), dtype=None):
     """Standard logistic samples ``log(u) - log1p(-u)``.
 
@@ -307,6 +318,7 @@ def logistic(key, shape=(), dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def pareto(key, b, shape=None, dtype=None):
     """Pareto samples with shape ``b``: ``exp(E / b)``, ``E`` exponential.
 
@@ -320,6 +332,7 @@ def pareto(key, b, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """Log-normal samples ``exp(sigma * normal)``.
 
@@ -333,6 +346,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def maxwell(key, shape=(), dtype=None):
     """Maxwell samples: the norm of a 3-D standard normal vector.
 
@@ -343,6 +357,7 @@ def maxwell(key, shape=(), dtype=None):
     return fnp.linalg.norm(normal(key, (*_shape(shape), 3), dtype), axis=-1)
 
 
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     """Double-sided Maxwell samples ``loc + scale * sign * maxwell``; the output shape is
     ``shape + broadcast(loc, scale).shape``.
@@ -364,6 +379,7 @@ def _rademacher(key, shape, dtype):
     return (2 * bernoulli(key, 0.5, shape).astype(dtype) - 1).astype(dtype)
 
 
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
     """Weibull samples ``scale * (-log1p(-u)) ** (1 / concentration)``.
 
@@ -376,6 +392,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh samples ``scale * sqrt(-2 log u)``.
 
@@ -390,6 +407,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) samples with unit scale (Michael, Schucany & Haas).
 
@@ -431,6 +449,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype"), keys=True)  # (JAX jits it)
 def generalized_normal(key, p: float, shape=(), dtype=None):
     """Generalized normal samples with density ``p / (2 Gamma(1/p)) exp(-|x|**p)``.
 
@@ -446,6 +465,7 @@ def generalized_normal(key, p: float, shape=(), dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("d", "shape", "dtype"), keys=True)  # (JAX jits it)
 def ball(key, d: int, p: float = 2, shape=(), dtype=None):
     """Points drawn uniformly from the unit ``p``-norm ball in ``d`` dimensions (shape ``(*shape, d)``).
 
@@ -467,6 +487,7 @@ def ball(key, d: int, p: float = 2, shape=(), dtype=None):
 
 
 @takes_out_sharding
+@jitted_eagerly(static_argnames=("shape", "dtype", "method"), keys=True)  # (JAX jits it)
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky"):
     """Multivariate normal samples ``mean + factor @ normal`` with ``cov = factor factor^T``
     (``method``: ``"cholesky"``, ``"eigh"`` or ``"svd"``); ``shape`` is the batch shape, broadcast
