@@ -84,6 +84,10 @@ class _LowLevelType:
     def raise_val(self, val):
         return val
 
+    def at_least_vspace(self):
+        """JAX's older name of ``to_tangent_aval`` (kept by JAX 0.10; kfac-jax's tracer calls it)."""
+        return self.to_tangent_aval()
+
 
 class ManualAxisType:
     """How a value varies over the manual axes of a ``shard_map`` body (JAX's record):

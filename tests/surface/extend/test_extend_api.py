@@ -859,3 +859,13 @@ def test_effectful_abstract_eval_and_deprecated_core_names_as_jax():
     assert jaxpr.eqns and funcgrad.core.eval_jaxpr(new, [], 4.0) == [4.0]
     with pytest.raises(TypeError, match="unexpected fields \\['bogus'\\]"):
         jaxpr.replace(bogus=1)
+
+
+def test_at_least_vspace_is_the_tangent_aval_as_jax():
+    import jax
+
+    for dtype in (np.float32, np.int32, np.bool_):
+        ours = fcore.ShapedArray((2, 3), dtype).at_least_vspace()
+        theirs = jax.core.ShapedArray((2, 3), dtype).at_least_vspace()
+        assert (ours.shape, str(ours.dtype)) == (theirs.shape, str(theirs.dtype))
+    assert kir.AbstractToken().at_least_vspace() == kir.AbstractToken().to_tangent_aval()
