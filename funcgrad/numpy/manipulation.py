@@ -86,8 +86,10 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = _resolve_shape(shape, a.shape)
     if order == "F":
         return transpose(st.reshape(transpose(a), shape[::-1]))
-    if order not in ("C", "A", "K"):
-        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    if order == "A":  # (JAX's type and words; K too is refused, as an unexpected value)
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    if order != "C":
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     check_reshape(aval(a), shape)  # (JAX's refusals of an ambiguous reshape)
     return st.reshape(a, shape)
 
@@ -144,6 +146,8 @@ def ravel(a, order="C"):
     >>> ravel(np.array([[1, 2], [3, 4]])).tolist()
     [1, 2, 3, 4]
     """
+    if order == "K":  # (JAX's type and words)
+        raise NotImplementedError("Ravel not implemented for order='K'.")
     a = asarray(a)
     return reshape(a, (a.size,), order=order)
 

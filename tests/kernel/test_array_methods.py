@@ -555,3 +555,22 @@ def test_sum_method_initial_asarray_copy_false_and_var_words_as_jax():
         return out
 
     assert outcomes(fnp, funcgrad.jit) == outcomes(jnp, jax.jit)
+
+
+def test_reshape_and_ravel_orders_jax_refuses():
+    # JAX implements order 'C' and 'F' only: 'A' is its NotImplementedError (funcgrad read it as
+    # 'C'), ravel's 'K' another, anything else a ValueError; the same words through each door
+    def outcomes(np_):
+        x = np_.ones((2, 2))
+        out = []
+        calls = [lambda o: np_.reshape(x, 4, order=o), lambda o: np_.ravel(x, order=o)]
+        calls += [lambda o: x.reshape(4, order=o), lambda o: x.flatten(order=o)]
+        for call in calls:
+            for order in ("C", "F", "A", "K", "X"):
+                try:
+                    out.append(call(order).shape)
+                except (NotImplementedError, ValueError) as e:
+                    out.append((type(e).__name__, str(e)))
+        return out
+
+    assert outcomes(fnp) == outcomes(jnp)
