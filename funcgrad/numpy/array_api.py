@@ -95,10 +95,10 @@ def __array_namespace_info__() -> ArrayNamespaceInfo:
 
 
 def _array_namespace(self, /, *, api_version: str | None = None):
-    if api_version is not None and api_version not in ("2023.12", "2024.12"):
-        raise ValueError(
-            f"__array_namespace__: funcgrad.numpy implements the 2024.12 standard, not {api_version}"
-        )
+    """``x.__array_namespace__()``: funcgrad.numpy, which implements the 2024.12 standard; another
+    ``api_version`` is JAX's ValueError (2023.12 included, as JAX 0.10.2 has only 2024.12)."""
+    if api_version is not None and api_version != "2024.12":
+        raise ValueError(f"{api_version=!r} is not available; available versions are: ['2024.12']")
     return sys.modules["funcgrad.numpy"]
 
 

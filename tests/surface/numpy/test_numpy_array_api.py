@@ -22,6 +22,16 @@ def test_array_api_namespace_hooks():
     assert info.default_device() in info.devices()
     with pytest.raises(ValueError, match="2024.12"):
         x.__array_namespace__(api_version="2021.12")
+    # (JAX's words, 2023.12 refused too: jax 0.10.2 has only 2024.12)
+    jax = pytest.importorskip("jax")
+    for version in ("2023.12", "2024.12", "2099.01"):
+        got, want = [], []
+        for arr, out in ((x, got), (jax.numpy.arange(3.0), want)):
+            try:
+                out.append(arr.__array_namespace__(api_version=version).__name__.split(".")[-1])
+            except ValueError as e:
+                out.append(str(e))
+        assert got == want
 
 
 @pytest.mark.slow
