@@ -108,9 +108,18 @@ def _honours_device(fn):
             return placed_in_context(out)  # (on the mesh set_mesh set: NOTE: [placement in context])
         if isinstance(out, tuple):  # (linspace's retstep=True: the samples and the step)
             return tuple(place_on(o, device, fn.__name__) for o in out)
-        return place_on(out, device, fn.__name__)
+        return _strong(place_on(out, device, fn.__name__))
 
     return takes_out_sharding(placed)
+
+
+def _strong(out):
+    """A placed concrete value of a creation function is strongly typed, as JAX builds it for a
+    concrete sharding (``make_array_from_callback``): ``full(3, 2.0, device=d)`` and
+    ``zeros_like(weak, device=d)`` are not weak there (a traced one stays weak, as JAX's)."""
+    if type(out) is Array and out.weak_type:
+        return ew.convert_element_type(out, out.dtype, weak_type=False)
+    return out
 
 
 # NOTE: [transfer guard]: the public creation functions' wrappers (this file's and

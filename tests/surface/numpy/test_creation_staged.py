@@ -90,3 +90,30 @@ def test_linspace_and_jitted_special_functions_under_disable_jit():
         np.testing.assert_array_equal(np.asarray(fnp.linspace(0.0, 1.0, 3)), [0.0, 0.5, 1.0])
         np.testing.assert_allclose(float(fs.expn(2, 1.0)), 0.14849550677592205, rtol=1e-6)
         np.testing.assert_allclose(np.asarray(fs.bessel_jn(1.0, v=1))[1], 0.44005058574493355, rtol=1e-6)
+
+
+def test_creation_with_a_device_is_strongly_typed_as_jax():
+    # JAX builds a creation function's value for a concrete device/sharding with
+    # make_array_from_callback, which is strongly typed: full(3, 2.0, device=d) and
+    # zeros_like(weak, device=d) are not weak there (they were in funcgrad); jnp.array/asarray
+    # with device= keep the weak type, and under jit nothing changes
+    def outcomes(lib, np_):
+        d = lib.devices()[0]
+        w = np_.asarray(2.0)
+        calls = [
+            lambda: np_.full(3, 2.0, device=d),
+            lambda: np_.full((2,), w, device=d),
+            lambda: np_.full_like(w, 3.0, device=d),
+            lambda: np_.zeros_like(w, device=d),
+            lambda: np_.ones_like(w, shape=(2,), device=d),
+            lambda: np_.empty_like(w, device=d),
+            lambda: np_.full_like(w, 3.0),
+            lambda: np_.array(2.0, device=d),
+            lambda: np_.asarray(w, device=d),
+            lambda: lib.jit(lambda: np_.full(3, 2.0, device=d))(),
+        ]
+        return [(r.weak_type, r.committed) for r in (c() for c in calls)]
+
+    with funcgrad.enable_x64(False):
+        got = outcomes(funcgrad, fnp)
+    assert got == outcomes(jax, jnp)
