@@ -39,6 +39,8 @@ def _segment(name, method, identity, data, segment_ids, num_segments, indices_ar
     segment_ids = fnp.asarray(segment_ids)
     if not fnp.issubdtype(segment_ids.dtype, fnp.integer):
         raise TypeError(f"ops.{name}: segment_ids must be integers, got {segment_ids.dtype}")
+    if data.ndim == 0 and segment_ids.ndim == 1:  # (JAX's scatter broadcasts a scalar: one per id)
+        data = fnp.broadcast_to(data, segment_ids.shape)
     if segment_ids.ndim != 1 or data.ndim < 1 or segment_ids.shape[0] != data.shape[0]:
         raise ValueError(
             f"ops.{name}: segment_ids must be one-dimensional with one id per row of data; got "

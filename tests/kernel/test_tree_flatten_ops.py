@@ -245,6 +245,20 @@ def test_segment_errors():
         funcgrad.jit(lambda d, i: ops.segment_sum(d, i))(np.ones(3), np.array([0, 1, 1]))
 
 
+def test_segment_ops_of_scalar_data_as_jax():
+    # JAX's scatter broadcasts a 0-d data to one value per id (jraph's segment_softmax of a
+    # constant logit): every reduction, eager and jitted
+    import jax
+
+    ids = np.array([0, 0, 2, 1, 3, 2, 1, 5])
+    for name in ("segment_sum", "segment_prod", "segment_max", "segment_min"):
+        theirs = np.asarray(getattr(jax.ops, name)(np.float32(2.0), ids, 7))
+        ours = getattr(ops, name)(np.float32(2.0), ids, 7)
+        jitted = funcgrad.jit(lambda d, i, name=name: getattr(ops, name)(d, i, 7))(np.float32(2.0), ids)
+        np.testing.assert_array_equal(np.asarray(ours), theirs)
+        np.testing.assert_array_equal(np.asarray(jitted), theirs)
+
+
 @pytest.mark.parametrize(
     "fields",
     [
