@@ -21,6 +21,7 @@ from funcgrad._placement import (
     device_put_sharded,
     takes_out_sharding,  # out_sharding= (JAX 0.10's explicit sharding)
 )
+from funcgrad._shardings import Sharding
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.lax._checks import _bind_check
@@ -272,7 +273,13 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     if value.ndim:
         raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
     out = st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
-    return out if sharding is None else device_put_sharded(out, sharding)
+    if sharding is None:
+        return out
+    if type(out) is Array and out.weak_type and isinstance(sharding, Sharding):
+        # (a concrete value for a concrete sharding is built strongly typed, as JAX's
+        # make_array_from_callback: lax.full((2,), 2.0, sharding=s) is not weak there)
+        out = convert_element_type(out, out.dtype, weak_type=False)
+    return device_put_sharded(out, sharding)
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):

@@ -111,6 +111,8 @@ def test_creation_with_a_device_is_strongly_typed_as_jax():
             lambda: np_.array(2.0, device=d),
             lambda: np_.asarray(w, device=d),
             lambda: lib.jit(lambda: np_.full(3, 2.0, device=d))(),
+            lambda: lib.lax.full((2,), 2.0, sharding=lib.sharding.SingleDeviceSharding(d)),
+            lambda: lib.jit(lambda: lib.lax.full((2,), 2.0, sharding=lib.sharding.SingleDeviceSharding(d)))(),
         ]
         return [(r.weak_type, r.committed) for r in (c() for c in calls)]
 
