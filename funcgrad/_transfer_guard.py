@@ -24,7 +24,9 @@ sets the levels (``set_level``); the checks are called where a value crosses int
 #   constants are not; funcgrad's library functions run eagerly on the host, so only a call made
 #   from outside funcgrad's own files is asked (``_from_user``): ``median(x)`` of a device value
 #   passes, as in JAX. A host operand of an operator the user applies to an Array (``x + 1``,
-#   ``x < np_array``; not an integer exponent, static in JAX) is asked too (funcgrad/numpy/_methods.py).
+#   ``x < np_array``; not an integer exponent, static in JAX) is asked too, eagerly and under eager
+#   ``vmap``/``jvp``/``grad`` (JAX binds each operator alone there), not under ``jit``
+#   (``eager_operand``, called by funcgrad/numpy/_methods.py).
 #   Host operands of other eager operations (``jnp.sin(np_array)``, ``x[i]``, ``x.at[0].set(1.)``)
 #   are not asked (JAX refuses them): a guard in funcgrad may allow more than JAX's, never less.
 #   Under ``jit`` host values are constants of the program: nothing is transferred (JAX's too).
@@ -48,6 +50,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import under_staging
 from funcgrad.xla_bridge import runtime as _runtime
 
 __all__ = [
@@ -56,6 +59,7 @@ __all__ = [
     "check_enum",
     "device_value",
     "eager_host_value",
+    "eager_operand",
     "explicit",
     "guarding",
     "host_value",
@@ -167,6 +171,14 @@ def eager_host_value(value, skip: tuple[str, ...] = ()) -> None:
     call (``jnp.asarray``, a creation function's fill; ``skip``: the files of the public function's
     wrappers); nothing under a trace, where it is a constant of the program."""
     if type(core.current_trace()) is core.EvalTrace and _from_user(skip):
+        host_value(value)
+
+
+def eager_operand(value, skip: tuple[str, ...] = ()) -> None:
+    """``host_value`` for a host operand of an operator the user applies outside any staged
+    program: eagerly, and under eager ``vmap``/``jvp``/``grad`` (JAX binds their primitives one by
+    one, each a compiled program taking the operand as an argument); nothing under ``jit``."""
+    if not under_staging(core.current_trace()) and _from_user(skip):
         host_value(value)
 
 

@@ -78,7 +78,7 @@ def _ask_guard(name: str, other, exponent: bool = False) -> None:
     asked (JAX's library functions are jitted: their constants are not transfers)."""
     static = exponent and name == "power" and (type(other) is int or isinstance(other, np.integer))
     if isinstance(other, _HOST_OPERANDS) and not static:
-        _transfer_guard.eager_host_value(other, _THIS_FILE)
+        _transfer_guard.eager_operand(other, _THIS_FILE)
 
 
 def _binary(fn, reflected: bool = False):

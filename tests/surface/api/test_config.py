@@ -281,6 +281,12 @@ def _transfer_outcomes(api, np_module, caplog):
         "x ** 2": lambda: dev**2,
         "x ** np.int32": lambda: dev ** np.int32(3),
         "2 ** x": lambda: 2.0**dev,
+        # under eager vmap/jvp/grad JAX binds each operator alone (a transfer); under jit not
+        "vmap x + 1": lambda: api.vmap(lambda a: a + 1)(dev),
+        "vmap x * x": lambda: api.vmap(lambda a: a * a)(dev),
+        "jvp x + 1": lambda: api.jvp(lambda a: a + 1, (dev,), (dev,)),
+        "grad x * 2": lambda: api.grad(lambda a: (a * 2.0).sum())(dev),
+        "jit grad x * 2": lambda: api.jit(api.grad(lambda a: (a * 2.0).sum()))(dev),
     }
     out = {}
     for level in ("allow", "log", "disallow", "log_explicit", "disallow_explicit"):
