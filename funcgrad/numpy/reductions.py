@@ -200,7 +200,7 @@ def _initial_as(initial, dtype):
     """``initial`` as a 0-d value of ``dtype``, converted as jax's ``lax.convert_element_type``
     converts it: a Python int wraps into ``dtype`` (through NumPy), anything else converts as an
     array does (a float out of an integer type's range saturates: -1.5 to uint16 is 0). It may be
-    traced (JAX's reductions take a traced initial: ``jit(lambda x, i: x.sum(initial=i))``)."""
+    traced (JAX's reductions take a traced initial: ``jit(lambda x, i: jnp.sum(x, initial=i))``)."""
     if (
         type(initial) in (int, bool)
         or (type(initial) is float and np.dtype(dtype).kind in "fc")
