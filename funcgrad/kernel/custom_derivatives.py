@@ -595,29 +595,35 @@ def _fwd_and_lin(fwd, bwd, args, tangents, n_out: int | None, name: str):
     return list(y), t_out
 
 
+def _python_number(x) -> bool:
+    return type(x) in _dt.python_scalar_types
+
+
 def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts, name):
     # (an output the function leaves unbatched stays so, with its cotangent: as custom_jvp's)
     batched, out_dims = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=False)
     arg_dims = list(dims[num_consts:])
     n_out = len(call_jaxpr.out_avals)
     axis = batching._axes.batching  # (the rule may run after this vmap: its collectives need it)
-    n_res_box: list[int] = []
+    res_dims_box: list[list] = []
 
     def batched_fwd(perturbed, *args):
         def lane(*xs):
             outs = fwd(perturbed, *xs)
-            n_res_box.append(len(outs) - n_out)
+            # A residual that is a Python number stays one, unbatched: JAX's vmap hands a value of
+            # no trace through as it is, to bwd too (equinox's filter_custom_vjp keeps its
+            # ``perturbed`` flags among the residuals and branches on them in bwd).
+            res_dims_box.append([None if _python_number(r) else 0 for r in outs[n_out:]])
             return outs
 
-        return run_lanes(
-            fwd, lane, axis_size, arg_dims, lambda: [*out_dims, *[0] * n_res_box[-1]], list(args), axis
-        )
+        dims_out = lambda: [*out_dims, *res_dims_box[-1]]  # noqa: E731
+        return run_lanes(fwd, lane, axis_size, arg_dims, dims_out, list(args), axis)
 
     arg_avals = [core.get_aval(v) for v in vals[num_consts:]]
 
     def batched_bwd(res, cts):
-        # Residuals and output cotangents are batched at axis 0 (``batched_fwd``'s outputs). A
-        # Zero cotangent stays symbolic through the vmap, both ways, as JAX's
+        # Residuals (Python numbers aside) and output cotangents are batched at axis 0
+        # (``batched_fwd``'s outputs). A Zero cotangent stays symbolic through the vmap, both ways, as JAX's
         # ``batch_custom_vjp_bwd`` keeps it: a ``symbolic_zeros`` bwd gets a SymbolicZero for it,
         # and a None/SymbolicZero it returns is a Zero of the batched argument.
         n_res = len(res)
@@ -636,7 +642,8 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
 
         nz_cts = [c for c, z in zip(cts, zero_in) if not z]
         ct_dims = [d for d, z in zip(out_dims, zero_in) if not z]
-        vals, vdims = batching.vmap_with_dims(lane, axis_size, [0] * n_res + ct_dims, [*res, *nz_cts], axis)
+        res_dims = [None if _python_number(r) else 0 for r in res]
+        vals, vdims = batching.vmap_with_dims(lane, axis_size, res_dims + ct_dims, [*res, *nz_cts], axis)
         outs = iter(zip(vals, vdims))
         cts_in = []
         for z, d, aval in zip(zero_out, arg_dims, arg_avals):

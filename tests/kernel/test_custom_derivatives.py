@@ -261,3 +261,36 @@ def test_custom_jvp_of_a_constant_function_under_vmap_and_grad_as_jax():
     y, t = funcgrad.jvp(funcgrad.vmap(f), (x,), (fnp.ones(3),))
     np.testing.assert_array_equal(y, np.zeros(3))
     np.testing.assert_array_equal(t, np.ones(3))
+
+
+def test_python_number_residuals_reach_bwd_as_given_under_vmap_as_jax():
+    # JAX's vmap hands a value of no trace through as it is: a Python bool residual reaches bwd as
+    # a bool under grad(vmap(f)), jitted or not (equinox's filter_custom_vjp keeps its `perturbed`
+    # flags among the residuals and branches on them; diffrax's checkpointed adjoint under vmap)
+    import jax
+
+    def program(api):
+        seen = []
+
+        @api.custom_vjp
+        def f(x):
+            return x * 2.0
+
+        def fwd(x):
+            return x * 2.0, (True, 3, x)
+
+        def bwd(res, g):
+            flag, n, x = res
+            seen.append((type(flag) is bool, isinstance(n, int)))  # (JAX's int: a TypedInt, an int)
+            return (g * x * n if flag else g,)
+
+        f.defvjp(fwd, bwd)
+        xs = np.array([1.0, 2.0, 3.0], np.float32)
+        loss = lambda xs: api.vmap(f)(xs).sum()  # noqa: E731
+        outs = [api.grad(loss)(xs), api.jit(api.grad(loss))(xs), api.vmap(api.grad(f))(xs)]
+        return [np.asarray(o) for o in outs], seen
+
+    ours, theirs = program(funcgrad), program(jax)
+    for a, b in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(a, b)
+    assert ours[1] == theirs[1] == [(True, True)] * 3
