@@ -156,6 +156,8 @@ def test_fuzz_transformation_compositions(seed_, x64):
 # eagerly and under jit in both modes, and its jvp/vjp in float64 (its long run: python -m
 # _fuzz.ops_quad --seed N --calls K --pool edge|lax|lax_more, from tests/integration).
 _QUAD_SEEDS = [("edge", 20001), ("lax_more", 20002), ("lax", 20003)]
+# session 21's pools: signature-driven calls, jax.random bit for bit, indexing, half precision/branch cuts
+_QUAD_SEEDS += [("sig", 21001), ("random", 21002), ("index", 21003), ("half", 21004)]
 
 
 @pytest.mark.parametrize("pool, seed_", _QUAD_SEEDS, ids=[f"{p}-{s}" for p, s in _QUAD_SEEDS])

@@ -79,6 +79,12 @@ Modules, one job each:
   jax.numpy at edge inputs (empty/0-d/size-1, NaN/inf/-0, huge/tiny, integer extremes: linalg, fft,
   nan-reductions, quantiles, histograms, interp/unwrap/convolve/polynomials/trapezoid/cross/kron);
   ``python -m _fuzz.ops_quad --seed N --calls K --pool edge|lax|lax_more`` from tests/integration;
+  session 21's pools for it: ``sig`` (``ops_sig``: every public function of jax.numpy/linalg/fft,
+  jax.nn and jax.scipy.special, its arguments drawn from its signature and docstring, with arrays
+  of every dtype and Python scalars; ``sig:new`` the functions no older table names),
+  ``random``/``index``/``half`` (``ops_quad_more``: every jax.random sampler bit for bit with edge
+  parameters, raw and typed keys, vmap over keys; ``x[idx]`` and ``.at[]`` with every mode;
+  float16/bfloat16 programs and complex branch cuts);
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,
   NaN/inf where the operations are defined there; programs; transformation stacks) and ``Case``;
 - ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions,

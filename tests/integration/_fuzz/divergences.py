@@ -714,6 +714,23 @@ def _jax_xlogy_of_an_integer(outcome) -> bool:
     )
 
 
+def _jax_eigh_non_square(outcome) -> bool:
+    return (
+        outcome.status == "error"
+        and "np.linalg.eigh" in _ops(outcome)
+        and "must be square" in (outcome.error or "")
+    )
+
+
+def _jax_hyp2f1_reverse_mode(outcome) -> bool:
+    return (
+        outcome.status == "unraised"
+        and "special.hyp2f1" in _ops(outcome)
+        and "float0" in (outcome.error or "")
+        and any(k in ("vjp", "grad", "value_and_grad", "jacrev", "hessian") for k, _ in outcome.case.stack)
+    )
+
+
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
@@ -1308,6 +1325,25 @@ DOCUMENTED: list[Divergence] = [
         "`grad(lambda x: sequential_vmap(np.sin)(x).sum())(np.ones(3))`: cos(1) (jax: ValueError; "
         "`jvp` gives the same tangents in both); the transformation-composition fuzzer's seed 2102",
         _jax_custom_vmap_reverse_mode,
+    ),
+    Divergence(
+        "jax-eigh-non-square",
+        "`jnp.linalg.eigh` of a matrix that is not square.",
+        "jax does not check the shape: its `symmetrize_input` step `(a + a^H) / 2` broadcasts an (n, 1) "
+        "or (1, n) operand to (n, n) and decomposes that; funcgrad refuses it (ValueError naming the "
+        "shape), as NumPy and `lax.linalg.eigh` do.",
+        "`eigh(ones((3, 1)))`: ValueError 'eigh: a must be square ...' (jax: eigenvalues of the 3x3 "
+        "broadcast sum); the signature fuzzer's seed 3",
+        _jax_eigh_non_square,
+    ),
+    Divergence(
+        "jax-hyp2f1-reverse-mode",
+        "Reverse-mode derivatives of `scipy.special.hyp2f1` in its parameters `a`, `b`, `c`.",
+        "jax's forward mode differentiates them, but its `vjp`/`grad` raise TypeError ('Called multiply "
+        "with a float0 array'); funcgrad transposes the same derivative.",
+        "`grad(lambda a: hyp2f1(a, 1., 2., .3))(.5)`: 0.18843 (jax: TypeError; jax's `jvp` gives "
+        "0.18843, as finite differences); the signature fuzzer's seed 2",
+        _jax_hyp2f1_reverse_mode,
     ),
 ]
 

@@ -20,12 +20,16 @@ where its first input is floating, ``jvp`` and ``vjp`` in 64-bit mode. Calls com
   lengths, nan-reductions, quantile methods, histogram/bincount/digitize/searchsorted, interp,
   unwrap, convolve/correlate, polynomials, trapezoid, cross, kron, elementwise functions.
 
+Session 21's pools: ``sig`` (ops_sig: signature-driven calls of every jax.numpy/linalg/fft/nn/
+scipy.special function; ``sig:new`` the functions no older table names) and ``random``/``index``/
+``half`` (ops_quad_more). A call hypothesis draws twice runs once.
+
 Run (from tests/integration; one core): ``python -m _fuzz.ops_quad --seed 1 --calls 50 [--pool lax]
 [--out DIR]`` prints each disagreement with its reproducer script; the suite's CI piece
 (test_differential_fuzz.py::test_fuzz_four_ways) runs a few calls of each pool.
 
 >>> sorted(POOLS)
-['edge', 'lax', 'lax_more']
+['edge', 'half', 'index', 'lax', 'lax_more', 'random', 'sig']
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import numpy as onp
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from _fuzz import compare, programs
+from _fuzz import compare, ops_quad_more, ops_sig, programs
 from _fuzz.opbase import Op
 from _fuzz.ops_lax import _DRAWS as _LAX_DRAWS
 from _fuzz.ops_quad_edge import _F_PLAIN, EDGE_DRAWS
@@ -253,12 +257,18 @@ POOLS = {
     "lax": "ops_lax's and ops_lax2's random-parameter lax calls, and _lax_more's",
     "lax_more": "_lax_more's only (lax calls ops_lax does not draw)",
     "edge": "jax.numpy at edge inputs",
+    "sig": "ops_sig's signature-driven calls of every jax.numpy/linalg/fft/nn/scipy.special function",
+    **{k: v.__doc__.splitlines()[0] for k, v in ops_quad_more.POOLS.items()},
 }
 
 
 @st.composite
 def calls(draw, pool):
     """One drawn call: (name, expression over x0.., inputs)."""
+    if pool.startswith("sig"):  # ("sig:new": the functions no older table names; "sig:a,b": those)
+        return draw(ops_sig.sig_calls(pool.partition(":")[2]))
+    if pool in ops_quad_more.POOLS:
+        return draw(ops_quad_more.POOLS[pool]())
     if pool.startswith("edge"):  # ("edge:_fft,_linalg": those draws only)
         only = pool.partition(":")[2].split(",")
         return draw(st.sampled_from([d for d in EDGE_DRAWS if not only[0] or d.__name__ in only]))(draw)
@@ -280,7 +290,7 @@ def ways(name, expr, inputs):
     for x64 in (True, False):
         for stack in ([], [("jit", None)]):
             out.append(programs.Case(list(inputs), [(name, expr)], stack, (op,), True, x64=x64))
-    x0 = inputs[0]
+    x0 = inputs[0] if inputs else None
     if isinstance(x0, onp.ndarray) and x0.dtype.kind == "f" and x0.dtype.itemsize >= 4:
         x = [x0.astype(onp.float64)] + list(inputs[1:])
         for d in ("jvp", "vjp"):
@@ -310,6 +320,7 @@ def campaign(seed_, n_calls, pool, on_bad=None, skip=0):
     import warnings
 
     counts = {"calls": 0, "cases": 0, "bad": 0, "drawn": 0}
+    seen = set()
 
     @seed(seed_)
     @settings(
@@ -324,6 +335,13 @@ def campaign(seed_, n_calls, pool, on_bad=None, skip=0):
         counts["drawn"] += 1
         if counts["drawn"] <= skip:
             return
+        key = (
+            call[1],
+            repr([(getattr(x, "dtype", None), x.tolist() if hasattr(x, "tolist") else x) for x in call[2]]),
+        )
+        if key in seen:  # (hypothesis repeats a draw now and then: run each call once)
+            return
+        seen.add(key)
         bad, n = check_call(*call)
         counts["calls"] += 1
         counts["cases"] += n

@@ -570,9 +570,9 @@ class Case:
 
     def script(self) -> str:
         """The standalone reproducer: ``python script.py`` prints funcgrad's and jax's results."""
-        inputs = ",\n    ".join(_literal(x) for x in self.inputs)
+        inputs = "".join(f"\n    {_literal(x)}," for x in self.inputs)
         head = _PREAMBLE.format(x64=self.x64)
-        return f"{head}\n{HELPERS}\n\n{self.build_source()}\ninputs = [\n    {inputs},\n]\n{_MAIN}"
+        return f"{head}\n{HELPERS}\n\n{self.build_source()}\ninputs = [{inputs}\n]\n{_MAIN}"
 
     def describe(self) -> str:
         stack = " o ".join(k for k, _ in self.stack) or "eager"
