@@ -153,27 +153,6 @@ class ManualAxisType:
 _EMPTY_MAT = ManualAxisType()
 
 
-def _check_divisibility(sharding, spec, shape) -> None:
-    """JAX's check of a type's sharding: each dimension split over explicit mesh axes is a
-    multiple of their sizes (Auto and Manual axes type nothing)."""
-    mesh = getattr(sharding, "mesh", None)
-    explicit = getattr(mesh, "explicit_axes", ())
-    if not explicit:
-        return
-    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
-    for dim, (entry, n) in enumerate(zip(spec, shape)):
-        names = (entry,) if isinstance(entry, str) else tuple(entry or ())
-        names = tuple(a for a in names if a in explicit)
-        size = 1
-        for a in names:
-            size *= sizes[a]
-        if size > 1 and type(n) is int and n % size:
-            raise ValueError(  # (JAX's words)
-                f"Sharding spec {names} implies that array axis {dim} is partitioned {size} times, but "
-                f"does not evenly divide the dimension size {n}. Got shape: {shape} and sharding {sharding}"
-            )
-
-
 class ShapedArray(_LowLevelType):
     """The abstract value of an array: shape, dtype, whether its dtype is weak, its sharding over
     the *explicit* axes of a mesh (``_sharding``; ``None``: none, the Auto mode; ``.sharding``
@@ -218,8 +197,6 @@ class ShapedArray(_LowLevelType):
                 # Over a mesh with no explicit axis a sharding types nothing: the value is
                 # untyped, and shows that sharding (NOTE: [sharding in types]).
                 shown, sharding = sharding, None
-            elif spec is not None:
-                _check_divisibility(sharding, spec, self.shape)
         self._sharding = sharding
         self._shown = shown
         self.memory_space = memory_space
