@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import importlib
 import operator
 import warnings
 from typing import Any
 
 import numpy as np
 
+import funcgrad as _funcgrad_package
 from funcgrad._utilities import ensure_compile_time_eval
 from funcgrad.kernel import core as _core
 from funcgrad.kernel import dtypes as _dt
@@ -189,7 +189,9 @@ def __getattr__(name):
     if name in _EXTEND_CORE_NAMES:  # (JAX's warning, once a name: JAX's deprecation getattr is cached)
         message = f"jax.core.{name} is deprecated. Use jax.extend.core.{name}."
         warnings.warn(message, DeprecationWarning, stacklevel=2)
-        value = globals()[name] = getattr(importlib.import_module("funcgrad.extend.core"), name)
+        # funcgrad.extend.core sits above this module (it imports it): reach it through the packages'
+        # own lazy loaders, the one lazy-loading route the layers allow.
+        value = globals()[name] = getattr(_funcgrad_package.extend.core, name)
         return value
     raise AttributeError(f"module 'funcgrad.core' has no attribute '{name}'")
 
