@@ -19,7 +19,6 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_to,
     concrete_int,
-    concrete_or_error,
     promote_args,
 )
 from funcgrad.numpy.creation import arange, linspace, ones, zeros
@@ -65,10 +64,10 @@ def ix_(*args):
     n = len(args)
     for i, a in enumerate(args):
         a = asarray(a)
-        if a.ndim != 1:
-            raise ValueError(f"ix_: cross index must be 1-dimensional, got an argument of shape {a.shape}")
+        if a.ndim != 1:  # (JAX's errors; NumPy takes a boolean mask's nonzero indices)
+            raise ValueError(f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {a.shape}")
         if a.dtype == np.bool_:
-            a = asarray(np.flatnonzero(concrete_or_error(a, "ix_ of a boolean mask")))
+            raise NotImplementedError("Boolean arguments to jax.numpy.ix_ are not implemented")
         shape = [1] * n
         shape[i] = a.shape[0]
         out.append(reshape(a, tuple(shape)))

@@ -72,3 +72,18 @@ def test_meshgrid_refuses_what_is_not_1d_as_jax(args):
     ok = [np.arange(2.0), np.arange(3)]
     for a, b in zip(fnp.meshgrid(*ok, indexing="ij"), jnp.meshgrid(*ok, indexing="ij")):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "args, error",
+    [((np.array([True, False]),), NotImplementedError), ((np.ones((2, 2), int),), ValueError)],
+)
+def test_ix_refuses_masks_and_matrices_as_jax(args, error):
+    with pytest.raises(error) as want:
+        jnp.ix_(*args)
+    with pytest.raises(error) as got:
+        fnp.ix_(*args)
+    assert str(got.value) == str(want.value)
+    rows, cols = np.array([0, 1]), np.array([2, 0, 1])
+    for a, b in zip(fnp.ix_(rows, cols), jnp.ix_(rows, cols)):
+        np.testing.assert_array_equal(a, b)
