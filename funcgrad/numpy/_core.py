@@ -453,6 +453,8 @@ def constant(value, dtype, shape=None, weak_type: bool = False) -> Array:
     """A concrete Array constant of ``dtype`` (broadcast to ``shape`` if given; canonical for the
     x64 mode, NOTE: [x64 mode]); ``weak_type`` for a constant beside weakly typed operands (JAX's
     Python-scalar constants), so the result keeps their weak type."""
+    if value is None:  # (NumPy would make it NaN: a parameter left None, e.g. ``nn.celu(x, None)``)
+        raise TypeError(f"expected a number for a constant of dtype {np.dtype(dtype).name}, got None")
     arr = np.asarray(value, dtype=dtype if _dt.x64_enabled else _dt.canonical(np.dtype(dtype)))
     if shape is not None and tuple(shape) != arr.shape:
         arr = np.broadcast_to(arr, shape).copy()

@@ -610,3 +610,13 @@ def test_eager_grad_of_jitted_functions_is_jax_s():
     np.testing.assert_allclose(
         funcgrad.grad(funcgrad.grad(nn.silu))(x), jax.grad(jax.grad(jax.nn.silu))(x), rtol=1e-6
     )
+
+
+@pytest.mark.parametrize("activation", ["celu", "elu"])
+def test_an_activation_parameter_left_none_is_refused(activation):
+    # NumPy turns None into NaN; jax raises a TypeError, and so does funcgrad (no silent NaN)
+    f = getattr(nn, activation)
+    with pytest.raises(TypeError, match="got None"):
+        f(np.array([-1.0, 2.0]), None)
+    with pytest.raises(TypeError, match="got None"):
+        funcgrad.jit(f)(np.array([-1.0, 2.0]), None)
