@@ -26,7 +26,7 @@ from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_
 from funcgrad.primitives._sharding_rules import ShardingTypeError, _show, cut_spec, spec_of
 from funcgrad.primitives.structure import concatenate_p
 
-from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal, linear_taylor
+from funcgrad.kernel.ad import Zero, ct_aval, deflinear, instantiate, is_undefined_primal, linear_taylor
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 
@@ -133,6 +133,7 @@ def _unstack_transpose(cts, x, *, axis):
     aval = x.aval
     if all(type(c) is Zero for c in cts):
         return [Zero(aval)]
+    print("DBG", aval, [getattr(c, "aval", None) if type(c) is Zero else c.aval for c in cts])
     piece = ShapedArray([s for d, s in enumerate(aval.shape) if d != axis], aval.dtype, aval.weak_type)
     cts = [instantiate(Zero(piece)) if type(c) is Zero else c for c in cts]
     return [stack_p.bind(*cts, axis=axis)]
@@ -214,16 +215,15 @@ def _split_jvp(primals, tangents, *, sizes, axis):
 
 
 def _split_transpose(cts, x, *, sizes, axis):
-    # (JAX's: the pieces concatenated, a symbolic zero one as zeros of its piece's type -- the
-    # operand's weak type kept, where slice's transpose pads with a strong zero)
+    # (JAX's: the pieces concatenated, a symbolic zero one as zeros of its piece's cotangent type --
+    # a reduced operand's pieces' cotangents unreduced, as the others'; the operand's weak type
+    # kept, where slice's transpose pads with a strong zero)
     aval = x.aval
     if all(type(c) is Zero for c in cts):
         return [Zero(aval)]
     cts = [
-        instantiate(Zero(ShapedArray(_piece_shape(aval.shape, axis, n), aval.dtype, aval.weak_type)))
-        if type(c) is Zero
-        else c
-        for c, n in zip(cts, sizes)
+        instantiate(Zero(ct_aval(c.aval).update(weak_type=aval.weak_type))) if type(c) is Zero else c
+        for c in cts
     ]
     return [concatenate_p.bind(*cts, dimension=axis) if len(cts) > 1 else cts[0]]
 
