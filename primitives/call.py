@@ -102,6 +102,11 @@ def _batched_sharding(s, dim, batched_aval):
 jit_p = CallPrimitive("jit", _derive_params)
 jit_p.def_traits(sparse="call")
 jit_p.impl_takes_arrays = True
+# A jit call of NumPy values computes as one of Arrays unless it donates, or places its operands
+# (NOTE: [compiled calls in cached programs] in funcgrad/kernel/numpy_plan.py).
+jit_p.host_values_ok = lambda params: (
+    params.get("device") is None and params.get("in_shardings") is None and not any(params["donated_invars"])
+)
 
 
 def _jit_impl(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):

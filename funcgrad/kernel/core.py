@@ -166,6 +166,10 @@ class Primitive:
         self.sharding_rule = None
         self.sharding_from_params = False
         self.impl_takes_arrays = False
+        # ``rule(params) -> bool``, for an impl that takes Arrays: whether it computes the same on
+        # Arrays wrapping fresh host values, so a cached eager program holding the equation may
+        # still run in the NumPy interpreter (NOTE: [compiled calls in cached programs]).
+        self.host_values_ok = None
         # A rule deciding the weak_type of eager results (see NOTE: [weak types]); default: the
         # result is weak when all inputs are weak and the dtype did not change.
         self.weak_type_rule = None

@@ -75,6 +75,8 @@ class _Plan:
         # a narrow step checks its operands' shapes by abstract evaluation.)
         implicit = {} if narrow else _numpy_broadcasts(j)
         slot_avals: dict = {}
+        held = None  # (constants read by a compiled call, as Arrays kept with the program)
+        by_calls = _read_by_calls_only(j)
         self.steps = []
         for eqn in j.eqns:
             prim, params, out = eqn.primitive, eqn.params, eqn.outvars
@@ -95,7 +97,14 @@ class _Plan:
                 continue
             ins = tuple(slot(a) for a in eqn.invars)
             # NOTE: [one eager step]: the host step EvalTrace would take for these operands.
-            if (narrow and any(_dt.is_narrow(a.aval.dtype) for a in eqn.invars)) or (
+            if prim.impl_takes_arrays:  # (a compiled call: NOTE: [compiled calls in cached programs])
+                if held is None:
+                    held = dict(zip(j.constvars, _held_consts(closed)))
+                kept = tuple(held.get(a) if type(a) is Var else None for a in eqn.invars)
+                kept = tuple(c if type(c) is Array else None for c in kept)
+                as_array = tuple(v in by_calls for v in out)
+                impl = functools.partial(_array_step, prim, tuple(a.aval for a in eqn.invars), kept, as_array)
+            elif (narrow and any(_dt.is_narrow(a.aval.dtype) for a in eqn.invars)) or (
                 prim.traits.half_floats_compiled and any(a.aval.dtype in _dt.HALF_FLOATS for a in eqn.invars)
             ):
                 impl = core.narrow_step(prim)
@@ -111,6 +120,7 @@ class _Plan:
                     # programs on placed values])
                     impl = functools.partial(_compiled_or_host, prim, impl)
             inner = params.get(prim.traits.call_jaxpr_param) if prim.traits.call_jaxpr_param else None
+            inner = None if prim.impl_takes_arrays else inner  # (a compiled call stays one)
             if type(inner) is ClosedJaxpr and len(inner.jaxpr.invars) == len(ins):
                 # A call whose impl evaluates its jaxpr (checkpoint, custom_jvp_call): by a plan
                 # of its own, so its values are dropped as early as the caller's.
@@ -449,13 +459,68 @@ def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:
     if hit is not None and hit[0] is closed:
         return hit[1]
     plan = None
-    if all(e.primitive.impl is not None and not e.primitive.impl_takes_arrays for e in closed.jaxpr.eqns):
+    if all(e.primitive.impl is not None and _host_step_ok(e) for e in closed.jaxpr.eqns):
         plan = _Plan(closed)
     bounded_put(_plans, id(closed), (closed, plan), 512)
     return plan
 
 
 _plans: dict = register_cache("kernel.numpy_plans", {})  # NOTE: [caches have an owner]
+
+
+# NOTE: [compiled calls in cached programs]
+# A cached eager program (an eager ``grad``'s) that holds a ``jit`` call -- jnp.linalg.cholesky
+# and jnp.linalg.solve are jitted functions, as in JAX, so a grad through one holds the call's
+# forward and its transpose -- still runs in the NumPy interpreter: the call's step wraps its
+# NumPy operands in Arrays, runs the call compiled (the impl EvalTrace would run) and takes its
+# results back as NumPy values (views of XLA's buffers). Before, such a program went equation by
+# equation through EvalTrace, so none of its other steps reused a buffer or took one from the pool
+# (NOTE: [eager buffers kept between calls]): each 500x500 temporary of the Gaussian process of
+# bench/bench_linalg.py (``gp_eager``) page-faulted in anew on every call, 18 products ~10 ms of a
+# 33 ms call. A call whose operands' placement decides where it runs (a donating one, one with a
+# device or shardings: the primitive's ``host_values_ok``) keeps the program equation by
+# equation, as do other primitives taking Arrays (device_put, control flow).
+
+
+def _host_step_ok(eqn) -> bool:
+    """Whether the NumPy interpreter may run ``eqn`` (NOTE: [compiled calls in cached programs])."""
+    prim = eqn.primitive
+    if not prim.impl_takes_arrays:
+        return True
+    ok = prim.host_values_ok
+    return ok is not None and ok(eqn.params)
+
+
+def _read_by_calls_only(j: Jaxpr) -> set:
+    """The variables of ``j`` that only equations taking Arrays read (not its outputs)."""
+    calls: dict = {}
+    for e in j.eqns:
+        for a in e.invars:
+            if type(a) is Var:
+                calls[a] = calls.get(a, True) and e.primitive.impl_takes_arrays
+    outs = {a for a in j.outvars if type(a) is Var}
+    return {a for a, ok in calls.items() if ok and a not in outs}
+
+
+def _array_step(primitive, avals, kept, as_array, *args, **params) -> list:
+    """``primitive`` (whose impl takes Arrays) on NumPy values, as NumPy values, except the
+    results that only such calls read (``as_array``), which stay Arrays with their device
+    buffers; a constant of the program as the Array ``kept`` holds, with its device copy
+    (``_held_consts``): NOTE: [compiled calls in cached programs]."""
+    ins = []
+    for x, aval, k in zip(args, avals, kept):
+        if k is not None:
+            x = k
+        elif isinstance(x, (np.ndarray, np.generic)):
+            x = np.asarray(x)
+            if x.dtype != aval.dtype:  # (a NumPy step at 64 bits: NOTE: [x64 mode])
+                x = x.astype(aval.dtype)
+            x = Array._from_owned_raw(x, aval.weak_type)
+        ins.append(x)
+    out = primitive.impl(*ins, **params)
+    if not primitive.multiple_results:
+        return out._numpy() if type(out) is Array and not as_array[0] else out
+    return [o._numpy() if type(o) is Array and not a else o for o, a in zip(out, as_array)]
 
 
 def _holds_narrow(j: Jaxpr) -> bool:

@@ -451,6 +451,47 @@ def test_a_jitted_function_in_a_cached_grad_puts_its_constants_on_the_device_onc
         np.testing.assert_allclose(a, closed_form, rtol=1e-6)
 
 
+def test_a_cached_grad_through_jitted_linalg_runs_in_the_numpy_interpreter(uncached, monkeypatch):
+    # NOTE: [compiled calls in cached programs]: jnp.linalg.cholesky is a jitted function, so the
+    # cached grad holds the call's forward and transpose; the program still runs in the NumPy
+    # interpreter (not equation by equation), with the same values as the uncached path and scipy.
+    import scipy.linalg as sl
+
+    from funcgrad.kernel import core
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((7, 2))
+    sq = ((x[:, None] - x[None]) ** 2).sum(-1)
+    y = rng.standard_normal(7)
+
+    def nlml(t):
+        k = fnp.exp(-0.5 * sq / fnp.exp(2 * t)) + 0.1 * fnp.eye(7)
+        c = fnp.linalg.cholesky(k)
+        z = funcgrad.scipy.linalg.solve_triangular(c, y, lower=True)
+        return 0.5 * fnp.sum(z * z) + fnp.sum(fnp.log(fnp.diagonal(c)))
+
+    g = funcgrad.grad(nlml)
+    g(0.3), g(0.3)
+    stepped = []
+    run = core.eval_jaxpr
+    monkeypatch.setattr(core, "eval_jaxpr", lambda *a, **k: stepped.append(1) or run(*a, **k))
+    got = _calls(g, 0.3, n=3)
+    assert not stepped, "the cached grad ran equation by equation"
+    monkeypatch.undo()
+    with uncached:
+        want = g(0.3)
+
+    def by_scipy(t):  # d/dt of 0.5 y^T K^-1 y + 0.5 log det K = 0.5 tr((K^-1 - a a^T) dK/dt)
+        e = np.exp(-0.5 * sq / np.exp(2 * t))
+        kinv = np.linalg.inv(e + 0.1 * np.eye(7))
+        a = sl.cho_solve(sl.cho_factor(e + 0.1 * np.eye(7), lower=True), y)
+        return 0.5 * np.sum((kinv - np.outer(a, a)) * e * sq / np.exp(2 * t))
+
+    for a in got:
+        np.testing.assert_allclose(a, want, rtol=1e-12)
+        np.testing.assert_allclose(a, by_scipy(0.3), rtol=1e-9)
+
+
 def test_eager_grads_in_threads_agree():
     from concurrent.futures import ThreadPoolExecutor
 
