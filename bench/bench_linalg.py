@@ -76,6 +76,13 @@ Where the time goes (``--single-thread --cpu``, the shared 2-core machine at loa
   thread, and the program runs there); ``funcgrad_malloc_tuning`` (or
   ``MALLOC_TRIM_THRESHOLD_``) removes the faults (3.0-3.1 ms), a process-wide setting that
   stays opt-in (NOTE: [eager allocations]).
+- Session 21 (AMD Zen 4, load 2-6): gp_eager 1.26x torch (33.95 against 26.93 ms) -> 0.90x, 1.05x,
+  0.95x, 1.00x in four runs (24.7-28.0 ms against 25.4-27.4). jnp.linalg.cholesky is jitted, so
+  the cached grad held jit calls, and such a program ran equation by equation instead of in the
+  NumPy interpreter: no buffer reuse or pool, every 500x500 temporary page-faulted each call
+  (18 products ~10 ms); NOTE: [compiled calls in cached programs] in funcgrad/kernel/numpy_plan.py.
+  What is left is BLAS at torch's rate: the backward's compiled program (two ``dtrsm`` 4.5 ms each,
+  torch's 4.5; a 500^3 product 5.4, torch's 6.0) 16-18 ms, the factorisation 2.1 (torch 2.4).
 """
 
 from __future__ import annotations
