@@ -137,7 +137,9 @@ def test_failed_factorisation_is_nan_eagerly_and_under_jit():
     for f in (L.cholesky, funcgrad.jit(L.cholesky)):
         out = np.asarray(f(batch))
         close(out[0], np.eye(2))
-        assert np.all(np.isnan(out[1]))
+        # jax 0.10.2's: the factor is the lower triangle of a NaN result (zeros above the diagonal)
+        lower = np.tril_indices(2)
+        assert np.all(np.isnan(out[1][lower])) and out[1][0, 1] == 0.0
 
 
 def test_norms_and_products():
