@@ -26,7 +26,7 @@ import inspect
 import numpy as onp
 from hypothesis import strategies as st
 
-from _fuzz import programs
+from _fuzz import ops_sig, programs
 
 # ----------------------------------------------------------------------------------------------
 # jax.random
@@ -207,23 +207,7 @@ def random_calls(draw):
 # ----------------------------------------------------------------------------------------------
 # indexing
 
-_ALL_DT = [
-    "bool",
-    "int8",
-    "uint8",
-    "int16",
-    "uint16",
-    "int32",
-    "uint32",
-    "int64",
-    "uint64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+_ALL_DT = ops_sig.DTYPES  # (every dtype once, as the signature pool draws them)
 
 
 def _vals(draw, shape, dtype):

@@ -78,7 +78,7 @@ _EXCLUDE = {
     "mask_indices",
 }
 
-_DTYPES = [
+DTYPES = [
     "bool",
     "int8",
     "uint8",
@@ -301,7 +301,7 @@ class _Ctx:
             self.base = tuple(draw(st.sampled_from([1, 2])) for _ in range(draw(st.integers(0, 1)))) + (n, n)
         else:
             self.base = _shape(draw)
-        self.dtype = draw(st.sampled_from(_FLOAT_HEAVY if draw(st.booleans()) else _DTYPES))
+        self.dtype = draw(st.sampled_from(_FLOAT_HEAVY if draw(st.booleans()) else DTYPES))
 
     def array(self, like_base=True, dtype=None):
         draw = self.draw
@@ -317,7 +317,7 @@ class _Ctx:
             else:
                 shape = b
         if dtype is None:
-            dtype = self.dtype if draw(st.integers(0, 2)) else draw(st.sampled_from(_DTYPES))
+            dtype = self.dtype if draw(st.integers(0, 2)) else draw(st.sampled_from(DTYPES))
         if not self.inputs and draw(st.integers(0, 9)) == 0:
             return _scalar_literal(draw)
         self.inputs.append(_values(draw, shape, dtype, self.special))
@@ -346,7 +346,7 @@ def _axis(draw, nd, allow_none=True, allow_tuple=True):
 
 def _dtype_src(draw):
     return draw(
-        st.sampled_from(["None"] + [f"np.{d}" for d in _DTYPES if d != "bool"] + ["bool", "float", "int"])
+        st.sampled_from(["None"] + [f"np.{d}" for d in DTYPES if d != "bool"] + ["bool", "float", "int"])
     )
 
 
