@@ -133,7 +133,6 @@ def _unstack_transpose(cts, x, *, axis):
     aval = x.aval
     if all(type(c) is Zero for c in cts):
         return [Zero(aval)]
-    print("DBG", aval, [getattr(c, "aval", None) if type(c) is Zero else c.aval for c in cts])
     piece = ShapedArray([s for d, s in enumerate(aval.shape) if d != axis], aval.dtype, aval.weak_type)
     cts = [instantiate(Zero(piece)) if type(c) is Zero else c for c in cts]
     return [stack_p.bind(*cts, axis=axis)]
