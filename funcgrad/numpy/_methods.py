@@ -332,9 +332,7 @@ def _setitem(self, index, value):
     )
 
 
-def _sum(
-    self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True
-):
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     """``x.sum(...)``: JAX's method, which takes ``initial`` and does not pass it on (jax 0.10.2's
     ``x.sum(initial=1.0)`` is ``x.sum()``; the function ``sum(x, initial=1.0)`` adds it).
 
@@ -344,7 +342,10 @@ def _sum(
     """
     del initial
     kw = {"dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
-    return reductions.sum(self, axis, promote_integers=promote_integers, **kw)
+    return reductions.sum(a, axis, promote_integers=promote_integers, **kw)
+
+
+_sum.__name__ = "sum"  # (the function of its name but for initial=: its arguments checked as sum's, below)
 
 
 def _operator_round(self, ndigits=None):
