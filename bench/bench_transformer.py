@@ -87,7 +87,8 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   taken. Tried, not kept: the interpreter's pooled buffers allocated at 64-byte boundaries and
   such operands handed to XLA in place (``HostBufferSemantics.ZERO_COPY``), 378/384/364 against
   393/382/378 ms (interleaved fresh-process pairs, load 12-15): 2-4%, within the noise, since the
-  parameters, the transposed views and the unpooled results are still copied. The full ``--threads 1 --rounds 2`` run at b4bf0e21 (load 14.5-18.6): step 0.80x
+  parameters, the transposed views and the unpooled results are still copied. The full
+  ``--threads 1 --rounds 2`` run at b4bf0e21 (load 14.5-18.6): step 0.80x
   torch.compile (259.6 against 323.9 ms CPU; jax 493.9, torch 398.7), first call 0.63x jax (12.7
   against 20.1 s wall), eager 0.93x torch (379.7 against 409.6 ms CPU; rounds 394.1 and 365.2;
   jax 676.8), per-example 0.59x jax (255.8 against 436.0; torch 423.4).
