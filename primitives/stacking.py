@@ -26,7 +26,7 @@ from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_
 from funcgrad.primitives._sharding_rules import ShardingTypeError, _show, cut_spec, spec_of
 from funcgrad.primitives.structure import concatenate_p
 
-from funcgrad.kernel.ad import Zero, ct_aval, deflinear, instantiate, is_undefined_primal, linear_taylor
+from funcgrad.kernel.ad import Zero, ct_aval, deflinear, instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 
@@ -122,17 +122,8 @@ def _unstack_impl(x, *, axis):
     return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
 
 
-def _unstack_jvp(primals, tangents, *, axis):
-    outs = unstack_p.bind(*primals, axis=axis)
-    if type(tangents[0]) is Zero:
-        return outs, [Zero.from_primal_value(o) for o in outs]
-    return outs, unstack_p.bind(instantiate(tangents[0]), axis=axis)
-
-
 def _unstack_transpose(cts, x, *, axis):
     aval = x.aval
-    if all(type(c) is Zero for c in cts):
-        return [Zero(aval)]
     piece = ShapedArray([s for d, s in enumerate(aval.shape) if d != axis], aval.dtype, aval.weak_type)
     cts = [instantiate(Zero(piece)) if type(c) is Zero else c for c in cts]
     return [stack_p.bind(*cts, axis=axis)]
@@ -159,10 +150,7 @@ def _unstack_sharding(avals_in, avals_out, *, axis, **params):
 unstack_p = Primitive("unstack", multiple_results=True)
 unstack_p.def_impl(checked_impl(_unstack_abstract_eval, _unstack_impl))
 unstack_p.def_abstract_eval(_unstack_abstract_eval)
-unstack_p.def_jvp(_unstack_jvp)
-unstack_p.def_transpose(_unstack_transpose)
-unstack_p.def_traits(linear=True)
-unstack_p.def_taylor(linear_taylor(unstack_p))
+deflinear(unstack_p, _unstack_transpose)
 unstack_p.def_batch(_unstack_batch)
 unstack_p.def_sharding_rule(_unstack_sharding)
 
@@ -206,20 +194,11 @@ def _split_impl(x, *, sizes, axis):
     return np.split(x, np.cumsum(sizes)[:-1].astype(int), axis=axis)
 
 
-def _split_jvp(primals, tangents, *, sizes, axis):
-    outs = split_p.bind(*primals, sizes=sizes, axis=axis)
-    if type(tangents[0]) is Zero:
-        return outs, [Zero.from_primal_value(o) for o in outs]
-    return outs, split_p.bind(instantiate(tangents[0]), sizes=sizes, axis=axis)
-
-
 def _split_transpose(cts, x, *, sizes, axis):
     # (JAX's: the pieces concatenated, a symbolic zero one as zeros of its piece's cotangent type --
     # a reduced operand's pieces' cotangents unreduced, as the others'; the operand's weak type
     # kept, where slice's transpose pads with a strong zero)
     aval = x.aval
-    if all(type(c) is Zero for c in cts):
-        return [Zero(aval)]
     cts = [
         instantiate(Zero(ct_aval(c.aval).update(weak_type=aval.weak_type))) if type(c) is Zero else c
         for c in cts
@@ -239,10 +218,7 @@ def _split_sharding(avals_in, avals_out, *, sizes, axis, **params):
 split_p = Primitive("split", multiple_results=True)
 split_p.def_impl(checked_impl(_split_abstract_eval, _split_impl))
 split_p.def_abstract_eval(_split_abstract_eval)
-split_p.def_jvp(_split_jvp)
-split_p.def_transpose(_split_transpose)
-split_p.def_traits(linear=True)
-split_p.def_taylor(linear_taylor(split_p))
+deflinear(split_p, _split_transpose)
 split_p.def_batch(_split_batch)
 split_p.def_sharding_rule(_split_sharding)
 

@@ -201,17 +201,21 @@ def linear_taylor(primitive: core.Primitive, term_params: dict | None = None) ->
 def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
     """A primitive linear in all its inputs: its JVP applies it to the tangents.
 
-    ``transpose_rule(ct, *args, **params)`` returns one cotangent per input.
+    ``transpose_rule(ct, *args, **params)`` returns one cotangent per input (``ct`` a list, one a
+    result, for a primitive of several results, such as ``unstack`` and ``split``).
     """
 
     def jvp(primals, tangents, **params):
         out = primitive.bind(*primals, **params)
         if all(type(t) is Zero for t in tangents):
+            if primitive.multiple_results:
+                return out, [Zero.from_primal_value(o) for o in out]
             return out, Zero.from_primal_value(out)
         return out, primitive.bind(*map(instantiate, tangents), **params)
 
     def transpose(ct, *args, **params):
-        if type(ct) is Zero:
+        # (a primitive of several results gets one cotangent a result: all of them zero is zero)
+        if all(type(c) is Zero for c in (ct if primitive.multiple_results else [ct])):
             return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
         return transpose_rule(ct, *args, **params)
 
