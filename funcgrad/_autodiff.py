@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from funcgrad import _transfer_guard
 from funcgrad import tree_util as _public_tree_util
 from funcgrad._api_util import (
     GRAD_DOC,
@@ -639,6 +640,9 @@ def _refuse_reduce_axes(reduce_axes) -> None:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
 
 
+_THIS_FILE = (__file__,)
+
+
 def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value: bool):
     """``value_and_grad``, and ``grad`` with ``with_value=False`` (which discards the value, so the
     eager program cache need not keep it)."""
@@ -667,6 +671,12 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value
                 check_scalar_output("grad", out, holomorphic=holomorphic)
                 seed = unit_cotangent(core.get_aval(tu.tree_leaves(out)[0]))
                 grads = f_vjp(tu.tree_unflatten(tu.tree_structure(out), [seed]))
+            if _transfer_guard.state.host_to_device:
+                # NOTE: [transfer guard]: JAX's eager backward pass takes its seed 1.0 as an argument
+                # (of the value's dtype; grad's cached program may not keep the value: a gradient's)
+                known = tu.tree_leaves(out) or tu.tree_leaves(grads)
+                seed_dtype = core.get_aval(known[0]).dtype if known else np.float32
+                _transfer_guard.eager_operand(np.ones((), seed_dtype), _THIS_FILE)
             g = grads[0] if isinstance(argnums, int) else tuple(grads)
             return ((out, aux), g) if has_aux else (out, g)
         except Exception as e:

@@ -27,8 +27,12 @@ sets the levels (``set_level``); the checks are called where a value crosses int
 #   ``x < np_array``; not an integer exponent, static in JAX) is asked too, eagerly and under eager
 #   ``vmap``/``jvp``/``grad`` (JAX binds each operator alone there), not under ``jit``
 #   (``eager_operand``, called by funcgrad/numpy/_methods.py).
-#   Host operands of other eager operations (``jnp.sin(np_array)``, ``x[i]``, ``x.at[0].set(1.)``)
-#   are not asked (JAX refuses them): a guard in funcgrad may allow more than JAX's, never less.
+#   Eager indexing the user applies (``x[0]``, ``x[1:]``, ``x.at[i].set(v)``: JAX's starts, indices
+#   and host updates are arguments; ``x[:]``, ``x[::2]``, ``x[None]`` are static, funcgrad/numpy/
+#   indexing.py's ``index_transfer``) and an eager ``grad``'s seed (its 1.0, funcgrad/_autodiff.py)
+#   are asked too. Host operands of other eager operations (``jnp.sin(np_array)``, ``jnp.take(x,
+#   1)``, ``jacrev``'s basis) are not (JAX refuses them): a guard in funcgrad may allow more than
+#   JAX's, never less.
 #   Under ``jit`` host values are constants of the program: nothing is transferred (JAX's too).
 # - host-to-device, explicit: ``device_put`` of host data.
 # - device-to-device: ``device_put`` of an Array to another device (explicit), a jitted call with

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from funcgrad import _transfer_guard
 from funcgrad._control_flow import while_loop
 from funcgrad._partition_spec import PartitionSpec
 from funcgrad._placement import reshard, switched_ops
@@ -45,11 +46,13 @@ from funcgrad.numpy.indexing import (
     _INT,
     _SCALAR,
     _SLICE,
+    INDEX_FILES,
     Slice,
     _expand,
     _index_dtype,
     _normalized_index,
     getitem,
+    index_transfer,
     refuse_sequence_index,
     static_ints_of_empty_axes,
 )
@@ -104,9 +107,18 @@ def _update_to(y, target):
     return broadcast_to(y, target)
 
 
+_guard = _transfer_guard.state
+_HOST_UPDATES = (np.ndarray, np.generic, *_dt.python_scalar_types)
+
+
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):
     refuse_sequence_index(idx)  # (x.at[[0, 1]].set(v): JAX's TypeError)
     original = x = asarray(x)
+    if _guard.host_to_device:
+        # NOTE: [transfer guard]: JAX's eager scatter takes a host update and its indices (int32[0]
+        # for x.at[:]) as arguments: transfers
+        host = y if isinstance(y, _HOST_UPDATES) else index_transfer(idx, np.shape(x))
+        _transfer_guard.eager_operand(np.zeros(0, np.int32) if host is None else host, INDEX_FILES)
     python_scalar = type(y) in _dt.python_scalar_types
     # As jax.numpy: x and the update combine in their promoted dtype and the result converts back
     # to x's dtype, so an int32 x.at[i].add(2.5) truncates the sum (-3 + 2.5 -> 0), not the update

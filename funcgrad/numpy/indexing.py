@@ -25,11 +25,13 @@ elementwise families).
 from __future__ import annotations
 
 import dataclasses
+import os
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
+from funcgrad import _transfer_guard
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -51,6 +53,66 @@ from funcgrad.primitives._rules import size_extremum
 __all__ = [
     "NonConcreteBooleanIndexError",
 ]
+
+
+_guard = _transfer_guard.state
+# (the public indexing entry points: x[idx] here, x.at[idx] in index_update.py, both through
+# the surface templates' wrappers)
+INDEX_FILES = (
+    __file__,
+    os.path.join(os.path.dirname(__file__), "index_update.py"),
+    template_public_functions.__code__.co_filename,
+)
+
+
+def index_transfer(idx, shape: tuple[int, ...]):
+    """NOTE: [transfer guard]: the host value JAX's eager indexing of an array of ``shape`` with
+    ``idx`` transfers to the device (its ``dynamic_slice`` starts, gather indices), or None where
+    JAX's static route transfers nothing: ``None``, ``...``, whole-axis slices and slices with a
+    step other than 1 (``x[:]``, ``x[::2]``, ``x[::-1]``). An int or a step-1 slice that is not the
+    whole axis (``x[0]``, ``x[1:]``) is a weak int32 start; a NumPy index array is itself; a
+    mask is its int32 positions; an integer Array index transfers a weak int32 too (its bounds
+    normalisation), except unsigned ones (no negative indices to wrap).
+
+    >>> index_transfer((slice(None), 1), (2, 3)), index_transfer(slice(None, None, 2), (4,))
+    (0, None)
+    """
+    parts = idx if isinstance(idx, tuple) else (idx,)
+
+    def width(i):
+        if i is None or i is Ellipsis or isinstance(i, bool | np.bool_):
+            return 0
+        if getattr(i, "dtype", None) == np.bool_:
+            return np.ndim(i)
+        return 1
+
+    dim = 0
+    for pos, i in enumerate(parts):
+        if i is Ellipsis:
+            dim = len(shape) - sum(width(j) for j in parts[pos + 1 :])
+            continue
+        if isinstance(i, slice):
+            if dim < len(shape):
+                try:
+                    start, stop, step = i.indices(shape[dim])
+                except TypeError:  # (a traced bound)
+                    return 0
+                if step == 1 and (start, stop) != (0, shape[dim]):
+                    return 0
+        elif isinstance(i, bool | np.bool_):
+            if i:
+                return np.zeros(1, np.int32)
+        elif isinstance(i, int | np.integer):
+            return 0
+        elif isinstance(i, np.ndarray):
+            return np.flatnonzero(i).astype(np.int32) if i.dtype == np.bool_ else i
+        elif getattr(i, "dtype", None) == np.bool_:
+            value = core.concrete_value(i)
+            return np.zeros(0 if value is None else int(np.count_nonzero(value)), np.int32)
+        elif hasattr(i, "dtype") and np.issubdtype(i.dtype, np.signedinteger):
+            return 0
+        dim += width(i)
+    return None
 
 
 class NonConcreteBooleanIndexError(core.JAXIndexError):
@@ -395,6 +457,10 @@ def getitem(
         fill_value = np.real(fill_value)
     x, idx = _apply_dslices(x, idx)
     entries = _expand(idx, x.shape, "x[...]")
+    if _guard.host_to_device:  # NOTE: [transfer guard]: JAX's eager indexing transfers its starts
+        transferred = index_transfer(idx, x.shape)
+        if transferred is not None:
+            _transfer_guard.eager_operand(transferred, INDEX_FILES)
     if check_static_indices:
         _check_static(entries, x.shape)
     entries = _oob_ints_dynamic(entries, x.shape)
