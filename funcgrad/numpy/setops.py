@@ -126,6 +126,9 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
             # no implicit rank promotion happens: JAX's default 'raise' refuses one)
             fill = expand_dims(fill, axis) if fill.ndim else fill
             result = where(reshape(valid, tuple(shape)), result, fill)
+        if fill_value is not None and not (size and mask.shape[0]):
+            # (JAX fills an empty result with full_like, which keeps the input's weak type)
+            result = _weak_as(result, aval(aux).weak_type)
     outs = [result]
     if return_index:
         # (an empty input gives empty indices and counts even with size=, as JAX's)

@@ -159,6 +159,11 @@ def test_unique_of_an_empty_array_with_size_as_jax():
         with jax_config.enable_x64(True):
             want = jnp.unique(x, **kw)
         assert [(a.shape, a.dtype) for a in got] == [(a.shape, a.dtype) for a in want]
+    # (session 22's fuzzer) an empty result filled keeps the input's weak type, as JAX's full_like
+    got = fnp.unique(2, size=0, fill_value=0)
+    with jax_config.enable_x64(True):
+        want = jnp.unique(2, size=0, fill_value=0)
+    assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
 
 
 def test_set_operations_options_as_jax():
