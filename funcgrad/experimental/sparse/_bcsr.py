@@ -61,6 +61,7 @@ class BCSR(JAXSparse):
         self.data, self.indices, self.indptr = jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr)
         self.shape = tuple(int(s) for s in shape)
         self.indices_sorted, self.unique_indices = bool(indices_sorted), bool(unique_indices)
+        self._index_ndim = self.indices.ndim
         nb = self.indices.ndim - 1
         if len(self.shape) < nb + 2:
             raise ValueError(f"BCSR: shape {self.shape} needs the batch dimensions and two sparse ones")
@@ -75,13 +76,24 @@ class BCSR(JAXSparse):
             )
 
     def tree_flatten(self):
-        return (self.data, self.indices, self.indptr), (self.shape, self.indices_sorted, self.unique_indices)
+        aux = (self.shape, self.indices_sorted, self.unique_indices, self._index_ndim)
+        return (self.data, self.indices, self.indptr), aux
 
     @classmethod
     def tree_unflatten(cls, aux, children):
+        shape, indices_sorted, unique_indices, index_ndim = aux
         obj = object.__new__(cls)
         obj.data, obj.indices, obj.indptr = children
-        obj.shape, obj.indices_sorted, obj.unique_indices = aux
+        obj.shape, obj.indices_sorted, obj.unique_indices = shape, indices_sorted, unique_indices
+        # (as BCOO's: the shape follows the indices' rank, so vmap maps a BCSR with batch
+        # dimensions to its elements and one returned from vmap gains a batch dimension; leaves
+        # that are not arrays keep the shape)
+        ndim = getattr(obj.indices, "ndim", None)
+        obj._index_ndim = ndim if isinstance(ndim, int) else index_ndim
+        if isinstance(ndim, int) and ndim > index_ndim:
+            obj.shape = tuple(obj.indices.shape[: ndim - index_ndim]) + tuple(shape)
+        elif isinstance(ndim, int) and 1 <= ndim < index_ndim:
+            obj.shape = tuple(shape[index_ndim - ndim :])
         return obj
 
     dtype = property(lambda self: self.data.dtype)

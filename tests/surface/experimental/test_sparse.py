@@ -389,6 +389,9 @@ def test_vmap_matches_a_loop():
     made = funcgrad.vmap(lambda m: BCOO.fromdense(m, nse=8))(M3)
     assert isinstance(made, BCOO) and made.n_batch == 1 and made.shape == M3.shape
     np.testing.assert_allclose(made.todense(), M3)
+    # a BCSR too (sparse_test's test_vmappable: its shape kept the batch dimension inside vmap)
+    rows = funcgrad.vmap(lambda s: fnp.zeros(s.shape).sum(0))(sparse.BCSR.fromdense(M3, n_batch=1))
+    assert rows.shape == (3, 5)
     # per-example gradients of the data
     gs = funcgrad.vmap(sparse.grad(lambda s, v: fnp.sum((s @ v) ** 2)))(stack, vs[:3])
     for i in range(3):
