@@ -148,6 +148,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     >>> asarray(2.0)
     Array(2., dtype=float64, weak_type=True)
     """
+    if order is not None and order != "K":  # (JAX's type and words; NumPy's layouts have no meaning here)
+        raise NotImplementedError("Only implemented for order='K'")
     if isinstance(a, ExtendedArray):  # typed PRNG keys are arrays already (ExtendedArray)
         if dtype is None or dtype == a.dtype:
             return a
@@ -341,6 +343,8 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin: int = 0, devic
             DeprecationWarning,
             stacklevel=2,
         )
+    if order is not None and order != "K":  # (JAX's type and words)
+        raise NotImplementedError("Only implemented for order='K'")
     if isinstance(object, ExtendedArray) and dtype is not None and dtype == object.dtype:
         dtype = None  # typed PRNG keys to their own key dtype: themselves (JAX's)
     dtype = None if dtype is None else check_user_dtype(dtype, "array")

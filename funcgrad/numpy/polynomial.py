@@ -337,7 +337,10 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
 
 
 def _window_length(name, M):
-    M = concrete_int(M, f"{name}: M")
+    # (JAX's concrete_or_error(int, M): a float truncates; a negative length is its full()'s refusal)
+    M = concrete_int(M, f"{name}: M", convert=int)
+    if M < 0:
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got ({M},).")
     return M
 
 

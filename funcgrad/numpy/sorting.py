@@ -211,6 +211,8 @@ def top_k_last(operand, k: int):
 
 
 def _partition_args(a, kth, axis, name: str):
+    if axis is None:  # (JAX's type and words: its canonicalize_axis takes no None, NumPy's flattening)
+        raise TypeError(f"'NoneType' object cannot be interpreted as an integer (jnp.{name}'s axis)")
     a, axis = _axis_or_flat(a, axis)
     dtype = aval(a).dtype
     if dtype.kind == "c":  # (JAX's refusals: its two top_k's rank -a, and neither is defined there)

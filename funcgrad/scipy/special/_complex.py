@@ -109,8 +109,10 @@ def sph_harm_y(n, m, theta, phi, diff_n=0, n_max=None):
                 "sph_harm_y: n is traced, so its largest value is unknown; pass n_max (a Python int "
                 "bounding n)"
             )
-        n_max = int(np.max(np.asarray(n), initial=0))
+        n_max = int(np.max(np.asarray(n))) if np.size(n) else 0
     n_max = int(n_max)
+    if n_max < 0:  # (JAX's type and words: its table of n_max + 1 degrees is empty)
+        raise IndexError(f"index is out of bounds for axis 0 with size 0 (sph_harm_y: n_max={n_max} < 0)")
     if not isinstance(n, core.Tracer) and np.asarray(n).size and int(np.max(np.asarray(n))) > n_max:
         raise ValueError(
             f"sph_harm_y: n_max={n_max} is smaller than the largest degree {int(np.max(np.asarray(n)))}"

@@ -70,3 +70,12 @@ def test_array_api_parameter_names():
     assert list(inspect.signature(fnp.isdtype).parameters) == ["dtype", "kind"]
     assert fnp.isdtype(dtype=np.float32, kind="real floating")
     assert "device" in inspect.signature(fnp.linspace).parameters
+
+
+def test_array_and_asarray_take_only_order_k():
+    # (session 22's fuzzer) jnp.array/asarray implement only order='K' (or None): any other is
+    # JAX's NotImplementedError, not silently ignored
+    assert fnp.asarray([1.0], order="K").tolist() == fnp.array([1.0], order=None).tolist() == [1.0]
+    for f in (fnp.asarray, fnp.array):
+        with pytest.raises(NotImplementedError, match="order='K'"):
+            f([1.0], order="C")

@@ -851,6 +851,9 @@ def test_partition_and_argpartition_arrange_as_jax():
         idx = np.asarray(funcgrad.jit(fnp.argpartition, static_argnums=(1, 2))(y, 2, axis))
         kth = np.take(np.take_along_axis(y, idx, axis), [2], axis)
         np.testing.assert_array_equal(kth, np.take(np.sort(y, axis), [2], axis))
+    for name in ("partition", "argpartition"):  # (session 22's fuzzer: JAX takes no axis=None)
+        with pytest.raises(TypeError, match="NoneType"):
+            getattr(fnp, name)(x, 4, None)
 
 
 # Ties, signed zeros and NaN of both signs (the differential fuzzer's progz tables, session 18)

@@ -5,6 +5,7 @@ against eager (the table), and polyfit's and trim_zeros's options."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from _numpy_harness import (
     F64,
     arr,
@@ -221,3 +222,14 @@ def test_polymul_and_polydiv_trim_as_jax():
             got, want = fnp.polydiv(u, v, trim_leading_zeros=trim), jnp.polydiv(u, v, trim_leading_zeros=trim)
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_windows_truncate_a_float_length_and_refuse_a_negative_one():
+    # (session 22's fuzzer) as JAX's concrete_or_error(int, M) and its full((M,), ...): jnp.blackman(2.5)
+    # is blackman(2), jnp.blackman(-1) a TypeError (funcgrad returned an empty window)
+    for name in ("bartlett", "blackman", "hamming", "hanning"):
+        assert getattr(fnp, name)(3.7).tolist() == getattr(fnp, name)(3).tolist()
+        with pytest.raises(TypeError, match="nonnegative"):
+            getattr(fnp, name)(-1)
+    with pytest.raises(TypeError, match="nonnegative"):
+        fnp.kaiser(-2, 1.0)

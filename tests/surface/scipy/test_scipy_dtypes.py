@@ -210,3 +210,6 @@ def test_sph_harm_y_lists_as_jax():
         assert isinstance(got, Exception) == isinstance(want, Exception), (i, want, got)
         if isinstance(want, Exception):
             assert (type(got), str(got)) == (type(want), str(want))
+    # (session 22's fuzzer) a negative largest degree: JAX's empty table of degrees, an IndexError
+    with pytest.raises(IndexError, match="out of bounds"):
+        fsp.special.sph_harm_y(np.int32([-1]), np.int32([-1]), np.float32([0.5]), np.float32([0.5]))
