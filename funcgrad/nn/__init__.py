@@ -446,7 +446,8 @@ def log1mexp(x):
     (-23.02585093, -1.92874985e-22)
     """
     x = _inexact(x)
-    small = ew.lt_p.bind(x, _const(np.log(2.0), x))
+    # (jnp's x < log 2: complex operands compare lexicographically, as JAX's log1mexp does)
+    small = fnp.less(x, _const(np.log(2.0), x))
     # Double where (NOTE: [no NaN gradients]): each branch sees only arguments where it is finite,
     # else log1p(-exp(-1e-20)) = -inf poisons the derivative of the selected branch with 0 * inf.
     one = _const(1.0, x)
