@@ -353,15 +353,19 @@ def _constrain(x, shardings, *, strict: bool):
             )
         if not isinstance(v, Array | core.Tracer):  # a NumPy array or a Python scalar
             v = Array._from_owned(canonical_value(np.asarray(v)), type(v) in python_scalar_types)
+        # A constant constrained inside a staged program (``jit``) is a staged constraint, as
+        # JAX's: the program's result is laid out so (eagerly placed, it would be a constant
+        # whose placement a jit's result does not keep).
+        staged = isinstance(v, core.Tracer) or under_staging(core.current_trace())
         # (JAX's checks: the rank always; the divisibility eagerly only -- under jit XLA takes a
         # dimension that does not divide evenly, padded, and chooses the result's layout: flax's
         # FSDP example constrains a (32, 1) kernel over 4 devices)
         if strict:
             what = "with_sharding_constraint arguments"
-            check_aval_sharding(s, v.shape, what, allow_uneven=isinstance(v, core.Tracer))
+            check_aval_sharding(s, v.shape, what, allow_uneven=staged)
         else:
             check_type_divisibility(s, v.shape)  # (JAX retypes the value first: its ValueError)
-            if not isinstance(v, core.Tracer):
+            if not staged:
                 s.shard_shape(v.shape)  # (reshard: JAX's words of the sharding, without a context)
         # NOTE: [unreduced values]: a traced unreduced value constrained to a sharding without those
         # axes is reduced by XLA (its type says unreduced, the constraint does not: an all-reduce).
@@ -371,7 +375,7 @@ def _constrain(x, shardings, *, strict: bool):
         if isinstance(v, Array) and _unreduced.unreduced_of(v):
             out.append(_put_leaf(v, s))  # reduced: the sums of its groups
             continue
-        if not isinstance(v, core.Tracer):
+        if not staged:
             # NOTE: [device-to-device resharding]: a value already on the devices stays there.
             b = _sharded_buffer(v)
             buf = None if b is None else xla_bridge.reshard.reshard(b, s._bridge(v.ndim))

@@ -25,12 +25,13 @@ import warnings
 import numpy as np
 
 from funcgrad import _devices, _placement, _transfer_guard
-from funcgrad._shardings import Sharding, SingleDeviceSharding
+from funcgrad._shardings import NamedSharding, Sharding, SingleDeviceSharding, check_aval_sharding
 from funcgrad.kernel import ad, core, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.partial_eval import under_staging
 from funcgrad.numpy import _dtypes as _dtypes_mod
 from funcgrad.numpy._dtypes import (  # (canonicalize_dtype, check_user_dtype: re-exported)
     ExtendedArray,
@@ -375,6 +376,14 @@ def place_on(x, device, name: str, keep_if_placed: bool = False):
     >>> place_on(x, _devices.devices()[0], "asarray", True) is x, x.committed
     (True, False)
     """
+    if (
+        isinstance(device, NamedSharding)
+        and not isinstance(x, core.Tracer)
+        and device.memory_kind in (None, "device")
+        and under_staging(core.current_trace())
+    ):  # (JAX's conversion to a sharding, staged of a constant too: the program lays it out)
+        check_aval_sharding(device, np.shape(x), "device_put args")
+        return _placement._constrain(x, device, strict=False)
     if isinstance(x, core.Tracer):
         if _devices.device_count() == 1:
             return x

@@ -23,6 +23,7 @@ import numpy as np
 
 from funcgrad import _placement, _transfer_guard
 from funcgrad._placement import (  # JAX 0.10's explicit sharding
+    Mesh,
     placed_in_context,
     sharded_like,
     takes_out_sharding,
@@ -97,13 +98,20 @@ def _shape(shape) -> tuple[int, ...]:
     return shape
 
 
-def _honours_device(fn):
+def _honours_device(fn, *, ignored_in_jit: bool = False):
     """``fn`` with its ``device=`` argument (a device or a sharding, the Array API's) applied to
-    the result (``place_on``)."""
+    the result (``place_on``). With ``ignored_in_jit`` (the fills, JAX's ``lax.full``), a device or
+    a sharding over devices is ignored inside a staged program, as JAX's: its fill is traced
+    there, and ``full`` places only a concrete fill (its docstring: "sharding will currently be
+    ignored in jitted mode"); a sharding over an abstract mesh still types the result."""
 
     @functools.wraps(fn)
     def placed(*args, device=None, **kwargs):
         out = fn(*args, **kwargs)
+        if device is not None and ignored_in_jit and under_staging(core.current_trace()):
+            mesh = getattr(device, "mesh", None)
+            if mesh is None or isinstance(mesh, Mesh):
+                device = None
         if device is None:
             return placed_in_context(out)  # (on the mesh set_mesh set: NOTE: [placement in context])
         if isinstance(out, tuple):  # (linspace's retstep=True: the samples and the step)
@@ -111,6 +119,9 @@ def _honours_device(fn):
         return _strong(place_on(out, device, fn.__name__))
 
     return takes_out_sharding(placed)
+
+
+_fills_device = functools.partial(_honours_device, ignored_in_jit=True)
 
 
 def _strong(out):
@@ -168,7 +179,7 @@ def _dtype(dtype, fun_name: str) -> np.dtype:
     return _dt.default_float if dtype is None else check_user_dtype(dtype, fun_name)
 
 
-@_honours_device
+@_fills_device
 def zeros(shape, dtype=None, *, device=None):
     """An Array of zeros (float64 by default).
 
@@ -181,7 +192,7 @@ def zeros(shape, dtype=None, *, device=None):
     return _filled(_shape(shape), 0, _dtype(dtype, "zeros"))
 
 
-@_honours_device
+@_fills_device
 def ones(shape, dtype=None, *, device=None):
     """An Array of ones (float64 by default).
 
@@ -194,7 +205,7 @@ def ones(shape, dtype=None, *, device=None):
     return _filled(_shape(shape), 1, _dtype(dtype, "ones"))
 
 
-@_honours_device
+@_fills_device
 def empty(shape, dtype=None, *, device=None):
     """Like ``zeros`` (Arrays are immutable, so there is nothing to leave uninitialised).
 
@@ -205,7 +216,7 @@ def empty(shape, dtype=None, *, device=None):
     return zeros(shape, dtype)
 
 
-@_honours_device
+@_fills_device
 def full(shape, fill_value, dtype=None, *, device=None):
     """An Array of ``shape`` filled with ``fill_value`` (which may be an array that broadcasts).
 
@@ -241,7 +252,7 @@ def _like(a, dtype, shape, fun_name=None):
     return out_shape, out_dtype, weak
 
 
-@_honours_device
+@_fills_device
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros with the shape and dtype of ``a``.
 
@@ -254,7 +265,7 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     return hooks.vary_like(sharded_like(_filled(shape, 0, dtype, weak), a), a)
 
 
-@_honours_device
+@_fills_device
 def ones_like(a, dtype=None, shape=None, *, device=None):
     """Ones with the shape and dtype of ``a``.
 
@@ -267,7 +278,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     return hooks.vary_like(sharded_like(_filled(shape, 1, dtype, weak), a), a)
 
 
-@_honours_device
+@_fills_device
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """Like ``zeros_like``.
 
@@ -277,7 +288,7 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     return zeros_like(prototype, dtype, shape)
 
 
-@_honours_device
+@_fills_device
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """``fill_value`` with the shape and dtype of ``a``.
 
