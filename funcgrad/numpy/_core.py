@@ -532,6 +532,12 @@ def _cached_result_type(pairs, x64) -> tuple[np.dtype, bool]:
     # lookup per call.
     if any(d == _dt.float0 for d, _ in pairs):
         _float0_error()
+    d0 = pairs[0][0] if pairs else None
+    if not x64 and d0 in _dt.TO_32 and all(d == d0 for d, _ in pairs):
+        # NOTE: [x64 mode]: one 64-bit dtype (a value made inside enable_x64), alone or not all
+        # weak, is JAX's trivial promotion (lattice_result_type): kept, not canonicalised
+        if len(pairs) == 1 or not all(w for _, w in pairs):
+            return d0, len(pairs) == 1 and pairs[0][1]
     out = _dt.result_type(*pairs)
     if _dt.jax_rules and any(d in _NARROW_ALONE for d, _ in pairs):
         # JAX's lattice puts the 8/6/4-bit floats and int4/int2 alone: mixing one with another

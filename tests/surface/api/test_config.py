@@ -481,6 +481,30 @@ def test_eager_grad_through_an_x64_context_in_32_bit_mode():
     )
 
 
+def test_64_bit_values_of_an_x64_context_keep_their_dtype_in_32_bit_mode():
+    # JAX's trivial promotion (lattice_result_type): one dtype, alone or not all weak, is kept
+    # uncanonicalised, so a float64 made inside enable_x64 stays float64 through jnp's operators
+    # (with a Python float or a float32 it promotes to float32); x64_context_test's custom_vjp
+    # test: grad's third order through the block (its bwd multiplies two float64 values)
+    @funcgrad.custom_vjp
+    def f(x):
+        return x**2.0
+
+    f.defvjp(lambda x: (f(x), fnp.sin(x)), lambda res, t: (res * t,))
+
+    def g(x):
+        with funcgrad.enable_x64():
+            return f(fnp.array(x, fnp.float64))
+
+    with funcgrad.enable_x64(False):
+        with funcgrad.enable_x64():
+            a = fnp.ones(2, fnp.float64)
+        dtypes = [str(v.dtype) for v in (a * a, fnp.sin(a), a - a, a + 1.0, a * fnp.ones(2, fnp.float32))]
+        third = funcgrad.grad(funcgrad.grad(funcgrad.grad(g)))(5.0)
+    assert dtypes == ["float64"] * 3 + ["float32"] * 2
+    assert third.dtype == np.float32 and abs(float(third) + np.sin(5.0)) < 1e-6  # (-sin, as jax)
+
+
 @pytest.mark.parametrize("lib", ["funcgrad", "jax"])
 def test_default_matmul_precision_in_jaxprs_and_trace_keys(lib):
     # api_test test_dot_precision_context_manager / _forces_retrace / test_rank_promotion_forces_retrace:
