@@ -177,9 +177,24 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
         if outs is not None:
             with use_mesh(outer):
                 return reshard(out, outs)
-        return tu.tree_map(retyped, out)
+        return tu.tree_map(lambda x: _on_mesh(retyped(x), outer), out)
 
     return wrapped
+
+
+def _on_mesh(x, mesh):
+    """An eager result of ``explicit_axes``'s function laid out as it is over ``mesh``, the
+    caller's (its axis types), as JAX's: it was over the switched mesh (``Explicit`` axes)."""
+    s = x.sharding if isinstance(x, Array) and x._buffer is not None else None
+    if (
+        not isinstance(s, NamedSharding)
+        or not isinstance(mesh, Mesh)
+        or s.mesh == mesh
+        or s.mesh.axis_names != mesh.axis_names
+        or s.mesh.devices.tolist() != mesh.devices.tolist()
+    ):
+        return x
+    return _placement.device_put_sharded(x, NamedSharding(mesh, s.spec, memory_kind=s.memory_kind))
 
 
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):

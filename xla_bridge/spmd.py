@@ -296,8 +296,38 @@ def _build(
                 named, exe.out_shardings[j], closed.out_avals[j].ndim
             ):
                 exe.replace_out_sharding(j, named)
+    if mesh is not None:
+        _over_typed_meshes(closed.out_avals, out_shardings, mesh, exe)
     consts = [sharded.put(np.asarray(c, xla_dtype(c.dtype)), const_sharding) for c in lowered.const_args]
     return Compiled(closed, exe, consts, lowered.text, lowered.donate_argnums, in_shardings=in_shardings)
+
+
+def _over_typed_meshes(out_avals, out_shardings, mesh, exe) -> None:
+    """A result is laid out over the mesh its type shows, as JAX's: where that is the program's
+    mesh with other axis types (an argument made under another ``set_mesh``, a result of a
+    ``use_abstract_mesh`` block inside the function), the result's sharding is over the program's
+    devices with the type's axis types (JAX's ``out.sharding.mesh.axis_types``). A result typed
+    with no sharding (funcgrad leaves Auto axes out of types) is over the mesh ``set_mesh`` set,
+    where that is the program's with other types (``explicit_axes`` under an Auto mesh)."""
+    shape = tuple(mesh.devices.shape)
+    scope = context_mesh()
+    for j, (s, a) in enumerate(zip(out_shardings, out_avals)):
+        if s is not None or not hasattr(a, "_sharding"):
+            continue
+        t = scope if a._sharding is None else a._sharding.mesh
+        if (
+            t is None
+            or tuple(t.axis_types) == tuple(mesh.axis_types)
+            or tuple(t.axis_names) != tuple(mesh.axis_names)
+            or tuple(t.axis_sizes) != shape
+        ):
+            continue
+        have = exe.out_shardings[j]
+        spec = sharded.spec_of(have, a.ndim)
+        if spec is not None:
+            kind = getattr(have, "_fg_kind", None)
+            typed = mesh.update(axis_types=tuple(t.axis_types))
+            exe.replace_out_sharding(j, sharded.named_sharding(typed, spec, memory_kind=kind))
 
 
 def to_sharded_buffer(x, s, aval, name: str = "argument"):
