@@ -64,6 +64,20 @@ def scalar_like(value, like):
     return Array._from_owned(value, True) if aval.weak_type else value
 
 
+def const_like(x, value):
+    """A rule's constant as JAX's ``lax._const`` makes it (JAX writes the constants of several JVP
+    rules with it: sqrt's 0.5, atan's 1, erf's 2/sqrt(pi), ...; and psum's axis size for an
+    operand a vmap does not batch): a NumPy constant of ``x``'s dtype, strong, so there the
+    tangent of a weak array is strong (jvp of sqrt of a weak value under jit), except where JAX
+    stages it as a weak literal -- a scalar ``x`` of the mode's default type for its kind
+    (float64/complex128/int64, their 32-bit types in 32-bit mode): then weak as ``x``."""
+    aval = aval_of(x)
+    # (dtypes.kind: bfloat16's NumPy kind is 'V', which names no default type)
+    if aval.shape == () and aval.dtype == _dt._default_of(_dt.kind(aval.dtype)):
+        return scalar_like(value, x)
+    return np.asarray(value, aval.dtype)
+
+
 def coerce_pair(x, y):
     """Turn a Python scalar operand into a 0-d constant of the other operand's dtype."""
     x_scalar, y_scalar = type(x) in _SCALAR_TYPES, type(y) in _SCALAR_TYPES

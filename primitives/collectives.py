@@ -34,7 +34,14 @@ import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, front_batch, no_derivative, to_front
+from funcgrad.primitives._rules import (
+    JET_OF_SELECTION,
+    aval_of,
+    const_like,
+    front_batch,
+    no_derivative,
+    to_front,
+)
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import defjvp_zero, deflinear, linear_taylor
@@ -154,7 +161,8 @@ def _times(x, n):
     aval = aval_of(x)
     if aval.dtype == np.bool_:
         return x  # any lane true: psum of booleans is their logical or (as XLA's add on i1)
-    return ew.mul(x, np.asarray(n, aval.dtype))
+    # (JAX's lax._const(x, n) * x: a weak scalar of the default type stays weak, psum(0.5, name))
+    return ew.mul(x, const_like(x, n))
 
 
 psum_p = Primitive("psum")

@@ -22,6 +22,7 @@ from funcgrad.primitives._rules import (
     broadcast_operand_shapes,
     broadcast_to_shape,
     coerce_pair,
+    const_like,
     elementwise_batch,
     naryop,
     naryop_abstract_eval,
@@ -177,17 +178,7 @@ def sign(x):
     return sign_p.bind(x)
 
 
-def _const(x, value):
-    """A rule's constant as JAX's ``_const`` makes it (JAX writes the constants of several JVP
-    rules with it: sqrt's 0.5, atan's 1, erf's 2/sqrt(pi), ...): a NumPy constant of ``x``'s dtype,
-    strong, so there the tangent of a weak array is strong (jvp of sqrt of a weak value under jit),
-    except where JAX stages it as a weak literal -- a scalar ``x`` of the mode's default type for
-    its kind (float64/complex128, float32/complex64 in 32-bit mode): then weak as ``x``."""
-    aval = aval_of(x)
-    # (dtypes.kind: bfloat16's NumPy kind is 'V', which names no default type)
-    if aval.shape == () and aval.dtype == _dt._default_of(_dt.kind(aval.dtype)):
-        return scalar_like(value, x)
-    return np.asarray(value, aval.dtype)
+_const = const_like  # (JAX's lax._const: the rules below write their constants with it)
 
 
 square_p = unop(

@@ -53,6 +53,16 @@ def test_unbatched_operands_and_psum_of_one():
     np.testing.assert_allclose(vmap_i(lambda v: lax.psum(1, "i") + 0 * v)(x), np.full(4, 4.0))
     np.testing.assert_allclose(vmap_i(lambda v, c: lax.psum(c, "i") * v, in_axes=(0, None))(x, 2.0), 8 * x)
     np.testing.assert_allclose(vmap_i(lambda v: lax.all_gather(7.0, "i") + 0 * v)(x), np.full((4, 4), 7.0))
+    # An unbatched operand's psum is JAX's lax._const(x, n) * x: a weak scalar of the default type
+    # stays weak (the zero gradient of an unused weak input, centred by pmean), an array is strong
+    # (jax 0.10.2: True, True, False; funcgrad's constant was strong)
+    w = fnp.stack([fnp.asarray(0.5), fnp.asarray(1.5)])  # (weak)
+    weak = [
+        vmap_i(lambda v: lax.pmean(fnp.zeros_like(v), "i"))(w).weak_type,
+        vmap_i(lambda v: lax.psum(fnp.asarray(3), "i"))(np.arange(2)).weak_type,
+        vmap_i(lambda v: lax.psum(fnp.full((2,), 0.5), "i"))(w).weak_type,
+    ]
+    assert weak == [True, True, False]
 
 
 @pytest.mark.parametrize("x64", [True, False])
