@@ -441,8 +441,32 @@ def report(results: list[DocResult]) -> str:
         f"| {totals['fails']} | | | | |"
     )
     lines.append("")
+    lines += slow_cells(results)
     lines += failing_cells(results)
     return "\n".join(lines)
+
+
+def slow_cells(results, ratio: float = 3.0, at_least: float = 2.0) -> list[str]:
+    """The report's section of the cells funcgrad ran more than ``ratio`` times slower than jax
+    and for more than ``at_least`` seconds (nbclient's wall times: a cell whose jax side returned
+    before its work ended, JAX's asynchronous dispatch, counts as fast there).
+
+    >>> cell = CellResult(3, "step(x)", "same", seconds={"jax": 1.0, "funcgrad": 9.5})
+    >>> slow_cells([DocResult("d.md", cells=[cell])])[1]
+    '- d.md cell 3 `step(x)`: jax 1.0 s, funcgrad 9.5 s (9.5x)'
+    """
+    rows = []
+    for r in results:
+        for c in r.cells:
+            j, f = c.seconds.get("jax"), c.seconds.get("funcgrad")
+            if j is not None and f is not None and f > at_least and f > ratio * j:
+                text = f"- {r.doc} cell {c.index} `{c.first_line}`: jax {j} s, funcgrad {f} s"
+                rows.append((f / max(j, 0.01), text))
+    if not rows:
+        return []
+    lines = [f"### Slow cells (funcgrad > {ratio:g}x jax and > {at_least:g} s)"]
+    lines += [f"{text} ({x:.1f}x)" for x, text in sorted(rows, key=lambda row: -row[0])]
+    return lines + [""]
 
 
 def failing_cells(results, text_width: int = 200, error_width: int = 120) -> list[str]:
