@@ -37,6 +37,13 @@ linear function, ``hessian``/``jacfwd``/``jacrev`` with integer ``has_aux`` outp
 0-d result cast to float16/bfloat16/float32/float64; and, one program in eight, the stack's ``vjp``
 (``has_aux``) called with a cotangent of another dtype or shape (``_err``: JAX's error class).
 
+Session 22 added the layers: ``jit`` with ``static_argnums``/``static_argnames`` (a static Python
+scale) and with ``donate_argnums``, ``make_jaxpr``'s output avals (rank, shape, dtype and weak type
+of each, ``_tc_avals``, beside the values), ``vmap`` with pytree ``out_axes`` (``None`` for
+unbatched leaves) and ``spmd_axis_name``/``axis_name``, ``jacfwd``/``jacrev(holomorphic=True)``,
+``grad`` at float16/bfloat16 inputs, ``checkpoint`` with a policy as a layer, and ``linearize``'s
+linear function and ``vjp``'s pullback called under ``jit``.
+
 >>> [op.name for op in TCOMP]
 ['tcomp.unary', 'tcomp.binary']
 """
@@ -207,6 +214,24 @@ def _tc_center(T, np, lax, tree, name):
     return T.tree_util.tree_map(
         lambda v: v - lax.pmean(v, name) if np.issubdtype(np.result_type(v), np.inexact) else v, tree
     )
+
+
+_TC_DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64", "bool", "complex64",
+              "complex128", "float0", "uint32", "int8", "uint8"]
+
+
+def _tc_avals(T, np, closed):
+    # make_jaxpr's output avals as a float32 NumPy vector: per aval its rank, shape, dtype's index
+    # in _TC_DTYPES and weak type (a constant: the layer's value adds it to the program's outputs)
+    code = []
+    for v in closed.out_avals:
+        code += [len(v.shape), *v.shape, _TC_DTYPES.index(str(v.dtype)), float(v.weak_type)]
+    return _onp.asarray(code, _onp.float32)
+
+
+def _tc_scale(T, np, tree, k):
+    # every inexact leaf of tree times the (static) Python scalar k
+    return T.tree_util.tree_map(lambda v: v * k if np.issubdtype(np.result_type(v), np.inexact) else v, tree)
 """
 
 # ----------------------------------------------------------------------------------------------
@@ -427,6 +452,12 @@ _LAYERS = [
     # over it, linearize's linear function differentiated again by jvp, hessian/jacobians with
     # integer aux outputs, grad of a 0-d result of every float dtype (float16/bfloat16 too)
     "vmap_dict", "vmap_named", "linearize_jvp", "hessian_aux", "jac_aux", "grad_dtype", "grad_dtype",
+    # (session 22) jit with static arguments and with donation, make_jaxpr's output avals (shapes,
+    # dtypes, weak types), vmap with pytree out_axes (None for unbatched leaves) and spmd_axis_name,
+    # holomorphic jacobians, derivatives at float16/bfloat16 inputs, checkpoint as a layer, the
+    # linear function of linearize and vjp's pullback called under jit
+    "jit_static", "jit_donate", "make_jaxpr", "make_jaxpr", "vmap_tree", "vmap_tree", "holo_jac",
+    "half_grad", "checkpoint", "jit_linear",
 ]  # fmt: skip
 _JACOBIAN = {"jacfwd": 1, "jacrev": 1, "hessian": 2, "hessian_aux": 2, "jac_aux": 1, "linearize_jvp": 1}
 
@@ -545,6 +576,58 @@ def _layer(draw, f):
         dt = draw(st.sampled_from(["float16", "bfloat16", "float32", "float64"]))
         argnums = draw(st.sampled_from(["0", "1", "(0, 1)"]))
         return w, f"(lambda a, b: T.grad(lambda a, b: {s}.astype(np.{dt}), argnums={argnums})(a, b))"
+    if w == "jit_static":
+        k = draw(st.sampled_from(["2.0", "-0.5", "3"]))
+        if draw(st.booleans()):
+            return (
+                w,
+                f"(lambda a, b: T.jit(lambda a, b, k: _tc_scale(T, np, {f}(a, b), k), "
+                f"static_argnums=(2,))(a, b, {k}))",
+            )
+        return (
+            w,
+            f"(lambda a, b: T.jit(lambda a, k, b: _tc_scale(T, np, {f}(a, b), k), "
+            f"static_argnames='k')(a, b=b, k={k}))",
+        )
+    if w == "jit_donate":
+        return w, f"(lambda a, b: T.jit({f}, donate_argnums=(0,))(a * 1.0, b))"
+    if w == "make_jaxpr":
+        return w, f"(lambda a, b: (_tc_avals(T, np, T.make_jaxpr({f})(a, b)), {f}(a, b)))"
+    if w == "vmap_tree":
+        ia, ib = draw(st.sampled_from(["0", "1", "-1", "None"])), draw(st.sampled_from(["0", "-1", "None"]))
+        oa, n = draw(st.sampled_from(["0", "1", "-1"])), draw(st.sampled_from([2, 3, 1]))
+        oa2 = "None" if ia == "None" and draw(st.booleans()) else draw(st.sampled_from(["0", "-1"]))
+        ob2 = "None" if ib == "None" and draw(st.booleans()) else draw(st.sampled_from(["0", "1"]))
+        spmd = draw(st.sampled_from(["", ", spmd_axis_name='s'", ", axis_name='k'"]))
+        size = f", axis_size={n}" if ia == ib == "None" else ""
+        return w, (
+            f"(lambda a, b: T.vmap(lambda a, b: {{'f': {f}(a, b), 'ab': (a * 1.0, np.sin(b))}}, "
+            f"in_axes=({ia}, {ib}), out_axes={{'f': {oa}, 'ab': ({oa2}, {ob2})}}{spmd}{size})"
+            f"(_batch(np, a, {ia}, {n}), _batch(np, b, {ib}, {n})))"
+        )
+    if w == "holo_jac":
+        jac = draw(st.sampled_from(["jacfwd", "jacrev"]))
+        return w, (
+            f"(lambda a, b: T.{jac}(lambda z: T.tree_util.tree_map(lambda v: np.sin(v * (1 + 0.5j)) * "
+            f"np.sum(z * z), {f}(np.real(z), b)), holomorphic=True)(np.asarray(a) * (1 - 0.25j)))"
+        )
+    if w == "half_grad":
+        dt = draw(st.sampled_from(["float16", "bfloat16"]))
+        argnums = draw(st.sampled_from(["0", "1", "(0, 1)"]))
+        return w, (
+            f"(lambda a, b: T.grad(lambda a, b: {s}, argnums={argnums})"
+            f"(np.asarray(a, np.{dt}), np.asarray(b, np.{dt})))"
+        )
+    if w == "checkpoint":
+        p = draw(st.sampled_from(_POLICIES))
+        return w, f"T.checkpoint({f}, policy=T.checkpoint_policies.{p})"
+    if w == "jit_linear":
+        if draw(st.booleans()):
+            return w, (
+                f"(lambda a, b: (lambda o: (o[0], T.jit(o[1])(_probe(np, a), _tprobe(T, np, b, -0.5))))"
+                f"(T.linearize({f}, a, b)))"
+            )
+        return w, f"(lambda a, b: (lambda o: T.jit(o[1])(_tprobe(T, np, o[0], 0.5)))(T.vjp({f}, a, b)))"
     if w == "closure_convert":
         return w, f"(lambda a, b: (lambda cc: cc[0](a, *cc[1]))(T.closure_convert(lambda a: {f}(a, b), a)))"
     # eval_shape: the value plus zeros of its struct (a struct's shape or dtype not the value's shows)
