@@ -116,6 +116,10 @@ value and what to do instead:
                                 (funcgrad's lowerings have no such window).
 ``jax_logging_level``           the level of the "funcgrad" logger ("NOTSET", "DEBUG", ...; None:
                                 left as it is), JAX's level of its own loggers.
+``jax_debug_log_modules``       "" (default) or logger names, comma-separated: each logs at DEBUG to
+                                stderr, as JAX's; a name of JAX's (``jax``, ``jax._src.dispatch``)
+                                enables the "funcgrad" logger, where funcgrad logs jit's tracing
+                                and compilation.
 ==============================  ======================================================================
 
 >>> import funcgrad

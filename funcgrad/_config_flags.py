@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -272,6 +273,33 @@ def _set_transfer_guard(direction: str, level: str | None) -> None:
 legacy_prng_key_level = "allow"
 
 
+_DEBUG_FORMAT = logging.Formatter("{levelname}:{asctime}:{name}:{lineno}: {message}", style="{")
+_debug_handler = logging.StreamHandler()  # (stderr, as JAX's)
+_debug_handler.setLevel(logging.DEBUG)
+_debug_handler.setFormatter(_DEBUG_FORMAT)
+_debug_enabled: list[tuple[logging.Logger, int]] = []
+
+
+def _set_debug_log_modules(names: str | None) -> None:
+    """``jax_debug_log_modules`` ("a,b,..."): each named logger logs everything at DEBUG to stderr
+    (JAX's ``update_debug_log_modules``; the loggers of a previous value are restored first). A
+    name of JAX's (``jax``, ``jax._src.dispatch``) enables the "funcgrad" logger too, where
+    funcgrad logs what JAX's modules do (compilation, tracing, cache misses)."""
+    for logger, level in _debug_enabled:
+        logger.removeHandler(_debug_handler)
+        logger.setLevel(level)
+    _debug_enabled.clear()
+    _debug_handler.setStream(sys.stderr)  # (the stderr of now: a test's capture, a redirection)
+    wanted = [n for n in (names or "").split(",") if n]
+    if any(n == "jax" or n.startswith("jax.") for n in wanted) and "funcgrad" not in wanted:
+        wanted.append("funcgrad")
+    for name in wanted:
+        logger = logging.getLogger(name)
+        _debug_enabled.append((logger, logger.level))
+        logger.addHandler(_debug_handler)
+        logger.setLevel(logging.DEBUG)
+
+
 def _set_legacy_prng_key(v: str) -> None:
     global legacy_prng_key_level
     legacy_prng_key_level = v
@@ -488,6 +516,12 @@ _FLAG_LIST = [
         None,
         lambda v: v if v is None else _choice("jax_logging_level", _LOG_LEVELS)(str(v).upper()),
         lambda v: None if v is None else logging.getLogger("funcgrad").setLevel(v),
+    ),
+    _Flag(
+        "jax_debug_log_modules",
+        "",
+        lambda v: "" if v is None else str(v),
+        _set_debug_log_modules,
     ),
     _Flag(
         "jax_cpu_collectives_implementation",

@@ -107,6 +107,21 @@ def test_logging_flags(caplog):
         assert line in text, text
 
 
+def test_debug_log_modules_flag(capfd):
+    # logging_test test_debug_logging: jax_debug_log_modules names loggers that log at DEBUG to
+    # stderr (a JAX module's name enables funcgrad's logger of jit's tracing); "" turns them off
+    f = funcgrad.jit(lambda x: x * 3)
+    config.update("jax_debug_log_modules", "jax._src.dispatch")
+    try:
+        f(np.ones(6))
+    finally:
+        config.update("jax_debug_log_modules", "")
+    f(np.ones(7))
+    err = capfd.readouterr().err
+    assert err.count("Finished tracing <lambda> for jit") == 1 and "(f64[6])" in err
+    assert logging.getLogger("funcgrad").level == logging.NOTSET
+
+
 def test_enable_checks_no_tracing_no_execution():
     f = funcgrad.jit(lambda x: fnp.sin(x) * 2)
     with funcgrad.enable_checks():
