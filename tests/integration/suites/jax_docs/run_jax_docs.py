@@ -17,11 +17,14 @@ it, and ``JAX_ENABLE_X64`` is removed from the kernels' environment unless ``--x
 Usage::
 
     python tests/integration/suites/jax_docs/run_jax_docs.py --jax-repo /path/to/jax \\
-        [--ref jax-v0.10.2] [--report report.md] [--json out.json] [DOC ...]
+        [--ref jax-v0.10.2] [--report report.md] [--json out.json] [--settle] [DOC ...]
 
 ``DOC`` is a path under ``docs/`` (``notebooks/autodiff_cookbook.md``); without one, the
 documents of ``TUTORIALS`` run. A document file may also be given by its path on disk
-(``--file x.md``), which is how the suite's bounded test drives the harness.
+(``--file x.md``), which is how the suite's bounded test drives the harness. Each cell's wall
+seconds on each side are kept, and the report lists the cells funcgrad ran much slower; with
+``--settle`` a hidden cell after each one waits for the work it left in flight and times that
+apart (jax's asynchronous dispatch returns before a long program ends).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 X64 = False  # --x64: both sides 64-bit instead of JAX's default mode
+SETTLE = False  # --settle: after each cell, wait for the work it left in flight (timed apart)
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 )
@@ -260,6 +264,29 @@ _CPU_CELL = (
 )
 
 
+# --settle: after each cell a hidden one waits for every live array, so the work a cell left in
+# flight (JAX's asynchronous dispatch returns before a long program ends; a notebook whose later
+# cells never read the results shuts its kernel down with the work undone) is timed on its own:
+# the cell's wall seconds say when the user got the prompt back, these when the work was done.
+_SETTLE_MARK = "__settle_seconds__"
+_SETTLE_CELL = (
+    "import sys as _s, time as _t\n_t0 = _t.perf_counter()\n"
+    "if 'jax' in _s.modules:\n    _s.modules['jax'].block_until_ready(_s.modules['jax'].live_arrays())\n"
+    f"print({_SETTLE_MARK!r}, round(_t.perf_counter() - _t0, 2))\n"
+)
+
+
+def settle_seconds(cell) -> float | None:
+    """The seconds a ``_SETTLE_CELL`` waited (None when it did not run).
+
+    >>> settle_seconds({"outputs": [{"output_type": "stream", "text": "__settle_seconds__ 2.5\\n"}]})
+    2.5
+    """
+    text = "".join(out.get("text", "") for out in cell.get("outputs", []))
+    m = re.search(re.escape(_SETTLE_MARK) + r"\s+([0-9.eE+-]+)", text)
+    return float(m.group(1)) if m else None
+
+
 def cell_seconds(cell) -> float | None:
     """The wall time nbclient recorded for an executed cell (input received to reply sent)."""
     ex = cell.get("metadata", {}).get("execution", {})
@@ -288,6 +315,13 @@ def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, flo
 
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     prelude = _PRELUDE + (_ALIAS if alias else "")
+    if SETTLE:
+        cells = []
+        for c in nb.cells:
+            cells.append(c)
+            if c.cell_type == "code":
+                cells.append(nbformat.v4.new_code_cell(_SETTLE_CELL, metadata={"fg_settle": True}))
+        nb.cells = cells
     nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
     nb.cells.append(nbformat.v4.new_code_cell(_CPU_CELL))
     env = dict(os.environ)
@@ -319,7 +353,10 @@ def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, flo
         os.environ.clear()
         os.environ.update(old)
     wall = time.perf_counter() - start
-    cells = [c for c in nb.cells[1:-1] if c.cell_type == "code"]
+    cells = [c for c in nb.cells[1:-1] if c.cell_type == "code" and not c.metadata.get("fg_settle")]
+    if SETTLE:
+        for c, settle in zip(cells, [c for c in nb.cells if c.metadata.get("fg_settle")]):
+            c.metadata["fg_settle_seconds"] = settle_seconds(settle)
     return cells, wall, kernel_cpu_seconds(nb.cells[-1])
 
 
@@ -376,6 +413,9 @@ def compare(doc: str, jax_cells, funcgrad_cells) -> DocResult:
         else:
             status = "differs"
         seconds = {"jax": cell_seconds(jc), "funcgrad": cell_seconds(fc)}
+        if SETTLE:  # (the work each cell left in flight, waited for after it)
+            seconds["jax_settle"] = jc.metadata.get("fg_settle_seconds")
+            seconds["funcgrad_settle"] = fc.metadata.get("fg_settle_seconds")
         result.cells.append(CellResult(i, first, status, jt[:4000], ft[:4000], je[:600], fe[:600], seconds))
     return result
 
@@ -461,6 +501,9 @@ def slow_cells(results, ratio: float = 3.0, at_least: float = 2.0) -> list[str]:
             j, f = c.seconds.get("jax"), c.seconds.get("funcgrad")
             if j is not None and f is not None and f > at_least and f > ratio * j:
                 text = f"- {r.doc} cell {c.index} `{c.first_line}`: jax {j} s, funcgrad {f} s"
+                if c.seconds.get("jax_settle") is not None:  # (--settle)
+                    text += f" (then in flight: jax {c.seconds['jax_settle']} s, "
+                    text += f"funcgrad {c.seconds.get('funcgrad_settle')} s)"
                 rows.append((f / max(j, 0.01), text))
     if not rows:
         return []
@@ -499,9 +542,12 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write every cell's result here")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per cell")
     p.add_argument("--x64", action="store_true", help="run both sides with JAX_ENABLE_X64=1")
+    p.add_argument(
+        "--settle", action="store_true", help="after each cell, wait for its work in flight (timed apart)"
+    )
     args = p.parse_args(argv)
-    global X64
-    X64 = args.x64
+    global X64, SETTLE
+    X64, SETTLE = args.x64, args.settle
     if args.file is None and args.jax_repo is None:
         p.error("give --jax-repo (a checkout of jax-ml/jax) or --file")
     docs = [args.file] if args.file else (args.docs or TUTORIALS)
