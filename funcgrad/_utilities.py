@@ -185,16 +185,17 @@ def clear_caches() -> None:
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:
-    """Every ``Array`` object alive now, or those of one ``platform`` (``"cpu"``, ``"cuda"`` or
-    ``"gpu"``): an array computed on a device belongs to that device's platform, one held on the
-    host (an eager result) to the default backend, where jit would put it.
+    """Every ``Array`` object alive now and not deleted (a donated argument is not live: JAX's
+    list holds live buffers), or those of one ``platform`` (``"cpu"``, ``"cuda"`` or ``"gpu"``):
+    an array computed on a device belongs to that device's platform, one held on the host (an
+    eager result) to the default backend, where jit would put it.
 
     >>> import funcgrad.numpy as fnp
     >>> x = fnp.arange(3.0)
     >>> any(a is x for a in live_arrays()), any(a is x for a in live_arrays(default_backend()))
     (True, True)
     """
-    arrays = [o for o in gc.get_objects() if type(o) is Array]
+    arrays = [o for o in gc.get_objects() if type(o) is Array and not o.is_deleted()]
     if platform is None:
         return arrays
     want, default = xla_bridge.normalize_platform(platform), xla_bridge.default_platform()

@@ -103,6 +103,11 @@ def test_clear_caches_and_live_arrays():
     assert any(a is on_cpu for a in funcgrad.live_arrays("cpu"))
     with pytest.raises(ValueError, match="backend"):
         funcgrad.live_arrays("tpu")
+    # a donated argument is deleted, not live (as jax's list): waiting on every live array works
+    donated = funcgrad.device_put(fnp.ones(3))
+    funcgrad.jit(lambda v: v * 2, donate_argnums=0)(donated)
+    assert donated.is_deleted() and not any(a is donated for a in funcgrad.live_arrays())
+    funcgrad.block_until_ready(funcgrad.live_arrays())
 
 
 def test_print_environment_info(capsys):
