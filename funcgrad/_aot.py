@@ -26,6 +26,7 @@ from funcgrad._shardings import (
     Mesh,
     NamedSharding,
     PartitionSpec,
+    Sharding,
     SingleDeviceSharding,
     from_bridge,
     sharding_leaves,
@@ -177,6 +178,12 @@ class ShapeDtypeStruct:
         unknown = set(kwargs) - {"shape", "dtype", "weak_type", "sharding", "is_ref"}
         if unknown:
             raise TypeError(f"update() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+        if self._layout is not None and isinstance(kwargs.get("sharding"), Sharding):  # (JAX's words)
+            raise ValueError(
+                f"You are updating ShapeDtypeStruct with a {type(kwargs['sharding'])} when the original "
+                f"ShapeDtypeStruct had a concrete layout {self.format}. This might lead to bugs. If you "
+                "want to do this, create a new ShapeDtypeStruct via the constructor."
+            )
         return ShapeDtypeStruct(
             kwargs.get("shape", self.shape),
             kwargs.get("dtype", self.dtype),

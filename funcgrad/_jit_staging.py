@@ -105,6 +105,8 @@ class JitStaging(Dispatcher):
         return names
 
     def _trace(self, static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names):
+        if (dyn_kwargs or static_kw) and self._in_shardings is not None:  # (JAX's words)
+            raise ValueError("pjit does not support kwargs when in_shardings is specified.")
         statics = dict(static_key)
         static_kwargs = dict(static_kw)
         n_total = len(dyn_args) + len(statics)

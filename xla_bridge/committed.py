@@ -41,13 +41,21 @@ class IncompatibleDevices(ValueError):
 
     def __init__(self, fun: str, first: int, second: int, infos):
         self.fun, self.first, self.second, self.infos = fun, first, second, infos
-        super().__init__(self._text([f"args[{first}]", f"args[{second}]"]))
+        super().__init__(
+            self._text([f"args[{i}]" if i is not None and i >= 0 else None for i in (first, second)])
+        )
 
     def _text(self, labels) -> str:
         parts = []
         for label, (shape, ids, platform) in zip(labels, self.infos):
             if shape is None:  # (``second`` is None: the mesh set, NOTE: [placement in context])
                 parts.append(f"jit's context mesh with device ids {list(ids)} on platform {platform.upper()}")
+                continue
+            if label is None:  # (a mesh inside the program: a sharding constraint's, JAX's words)
+                parts.append(
+                    f"sharding_constraint inside jit with device ids {list(ids)} "
+                    f"on platform {platform.upper()}"
+                )
                 continue
             parts.append(
                 f"argument {label} of {self.fun} with shape {shape} and with device ids {list(ids)} "
@@ -60,10 +68,10 @@ class IncompatibleDevices(ValueError):
         worded), naming the arguments by ``names`` (one per flat argument) and the function by
         ``fun`` (JAX names a jitted function by its ``__qualname__``)."""
         err = IncompatibleDevices(fun or self.fun, self.first, self.second, self.infos)
-        positions = [i for i in (self.first, self.second) if i is not None]
+        positions = [i for i in (self.first, self.second) if i is not None and i >= 0]
         if names is not None and max(positions) < len(names):
             return ValueError(
-                err._text([names[i] if i is not None else None for i in (self.first, self.second)])
+                err._text([names[i] if i is not None and i >= 0 else None for i in (self.first, self.second)])
             )
         return ValueError(str(err))
 
@@ -100,11 +108,12 @@ def read_inputs(jaxpr) -> tuple[bool, ...]:
     return tuple(v in needed for v in jaxpr.invars)
 
 
-def committed_devices(args, fun: str, read=None):
+def committed_devices(args, fun: str, read=None, meshes=()):
     """The devices (a tuple) the committed Arrays among ``args`` (those ``read`` flags, when
     given: NOTE: [unread arguments choose no devices]) live on, or ``None`` when none is
     committed; raises ``IncompatibleDevices`` when two of them disagree (NOTE: [committed
-    arrays]).
+    arrays]), or when they are not the devices of one of ``meshes`` (those of the program's
+    sharding constraints and shard_maps: JAX does not move committed data onto them).
 
     >>> committed_devices([1.0, np.ones(2)], "f") is None
     True
@@ -121,6 +130,10 @@ def committed_devices(args, fun: str, read=None):
             found, first, first_buf = devs, i, b
         elif devs != found and set(devs) != set(found):
             raise IncompatibleDevices(fun, first, i, [_info(first_buf), _info(b)])
+    for mesh in meshes if found is not None else ():
+        if set(found) != set(mesh._flat):
+            ids = tuple(d.id for d in mesh._flat)
+            raise IncompatibleDevices(fun, first, -1, [_info(first_buf), ("", ids, mesh._flat[0].platform)])
     if found is not None and hooks.context_mesh is not None:
         mesh = hooks.context_mesh()  # NOTE: [placement in context]: committed data must be on it
         if mesh is not None and set(found) != set(mesh._flat):

@@ -54,6 +54,7 @@ from typing import NamedTuple
 
 import numpy as np
 from funcgrad.primitives.call import jit_p
+from funcgrad.primitives.sharding import meshes_in
 from funcgrad.xla_bridge.committed import (
     IncompatibleDevices,
     committed_devices,
@@ -67,6 +68,7 @@ from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.c_modules import c_modules_wanted
+from funcgrad.kernel.partial_eval import under_staging
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.kernel.traceback_util import filter_at_boundary as _filter_at_boundary
 from funcgrad.kernel.traceback_util import register_boundary_code
@@ -483,6 +485,16 @@ class Dispatcher(_HotCall):
         spmd row, whose results are laid out over them) or for one, the committed devices' or the
         jitted function's (NOTE: [one compiled program], [committed arrays])."""
         read = self._read_flags(staged, flat)
+        for mesh in meshes_in(staged.closed) if self._device is not None else ():
+            if set(mesh._flat) != {self._device}:  # (JAX's words: jit(device=) is its arguments' sharding)
+                ids = lambda ds: [d.id for d in ds]  # noqa: E731
+                on = f"on platform {self._device.platform.upper()}"
+                what = "ARG_SHARDING" if flat else "explicit output sharding"
+                raise ValueError(
+                    f"Received incompatible devices for jitted computation. Got {what} with device ids "
+                    f"{ids([self._device])} {on} and sharding_constraint inside jit with device ids "
+                    f"{ids(mesh._flat)} {on}"
+                )
         if staged.spmd or needs_spmd(staged.closed, flat if read is None else _kept(flat, read)):
             # NOTE: [SPMD call route]
             c = spmd().prepare(
@@ -509,7 +521,7 @@ class Dispatcher(_HotCall):
 
     def _committed(self, staged, flat):
         """The devices the committed arguments the program reads live on (``committed_devices``)."""
-        return committed_devices(flat, self._name, self._read_flags(staged, flat))
+        return committed_devices(flat, self._name, self._read_flags(staged, flat), meshes_in(staged.closed))
 
     # -- the staged route: transform, spmd, compiled --------------------------------------------
 
@@ -523,6 +535,12 @@ class Dispatcher(_HotCall):
             committed = None if self._device is not None else self._committed(staged, flat)
             c, commit = self._program(staged, flat, donated, committed)
             return staged.out_tree.unflatten(run(c, flat, donated, committed=commit))
+        if self._compiler_options and under_staging(_state.trace):
+            raise ValueError(  # (JAX's words: the options of a program are its top-level jit's)
+                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                f"compiler_options={dict(self._compiler_options)} specified on a nested jit with name: "
+                f"{self._name}"
+            )
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)
         if self._device is not None:
             params["device"] = self._device

@@ -399,7 +399,24 @@ def place_on(x, device, name: str, keep_if_placed: bool = False):
                 return x
         elif device in _devices.devices() and x.sharding == SingleDeviceSharding(device):
             return x
+    if name in ("array", "asarray") and isinstance(x, Array) and x.committed:
+        _check_same_devices(x, device)
     return x.to_device(device)
+
+
+def _check_same_devices(x, device) -> None:
+    """JAX's error for ``jnp.array``/``asarray`` of an Array committed to other devices than
+    ``device`` says (its conversion is a computation, which does not move committed data)."""
+    want = list(device._device_assignment) if isinstance(device, Sharding) else [device]
+    have = list(x.sharding._device_assignment)
+    if set(want) != set(have):
+        ids = lambda ds: [d.id for d in ds]  # noqa: E731
+        on = f"on platform {have[0].platform.upper()}"
+        raise ValueError(
+            "Received incompatible devices for jitted computation. Got argument args[0] of "
+            f"convert_element_type with shape {x.dtype.name}[{','.join(map(str, x.shape))}] and with "
+            f"device ids {ids(have)} {on} and sharding_constraint inside jit with device ids {ids(want)} {on}"
+        )
 
 
 def _scalar_const(value, dtype) -> np.ndarray:

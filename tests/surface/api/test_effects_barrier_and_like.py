@@ -14,6 +14,7 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import ShapeDtypeStruct
+from funcgrad.experimental import layout
 
 
 def test_effects_barrier_after_a_callback():
@@ -119,3 +120,9 @@ def test_shape_dtype_struct_update_matches_jax():
             == base.sharding
             == funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.PartitionSpec())
         )
+    # (pjit_test's test_sds_update: a struct with a concrete layout refuses a bare sharding)
+    s = funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.PartitionSpec())
+    laid = ShapeDtypeStruct((2, 2), np.int32, sharding=layout.Format(layout.Layout((0, 1)), s))
+    with pytest.raises(ValueError, match="You are updating ShapeDtypeStruct with a"):
+        laid.update(sharding=s)
+    assert laid.update(shape=(2, 2)).format == laid.format

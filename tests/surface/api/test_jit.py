@@ -527,6 +527,11 @@ def test_jit_compiler_options():
     lowered = jit(f, compiler_options={"invalid_key": "v"}).lower(1.0)  # (jit's options, then compile's)
     with pytest.raises(funcgrad.errors.JaxRuntimeError, match="invalid_key"):
         lowered.compile()
+    # a nested jit's options: JAX's ValueError (pjit_test's test_compiler_options_nested_jit_error;
+    # funcgrad dropped them and computed)
+    inner = jit(f, compiler_options={"invalid_key": "v"})
+    with pytest.raises(ValueError, match="`compiler_options` can only be passed to top-level `jax.jit`"):
+        jit(lambda x: inner(x + 2.0))(1.0)
 
 
 # ----------------------------------------------------------------------------------------------

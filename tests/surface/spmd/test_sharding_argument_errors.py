@@ -72,3 +72,35 @@ def test_a_bare_partition_spec_without_a_mesh(lib):
         lib.jit(lambda v: lib.lax.with_sharding_constraint(v, P("x")))(x)
     with pytest.raises(RuntimeError, match="jit requires a non-empty mesh in context .* to in_shardings"):
         lib.jit(lambda v: v, in_shardings=P("x"))(x)
+
+
+@LIBS
+def test_committed_data_is_not_moved_onto_other_devices(lib):
+    # (pjit_test's test_jit_with_sharding_constraint_committed_inp_error,
+    # test_jit_device_with_sharding_constraint_error, test_jnp_array_reshard_error: funcgrad moved
+    # the committed value, or ignored jit(device=), and computed)
+    sh = lib.sharding
+    mesh = lib.make_mesh((2, 2), ("x", "y"), axis_types=(sh.AxisType.Auto,) * 2)
+    s = sh.NamedSharding(mesh, sh.PartitionSpec("x", "y"))
+    d = lib.devices()
+    on_0 = lib.device_put(np.zeros((8, 2), np.float32), d[0])
+    constrained = lib.jit(lambda v: lib.lax.with_sharding_constraint(v, s))
+    words = "Received incompatible devices for jitted computation. Got argument"
+    with pytest.raises(ValueError, match=words + r" v of .* ids \[0\] .*sharding_constraint inside jit"):
+        constrained(on_0)
+    np.testing.assert_array_equal(np.asarray(constrained(np.ones((8, 2)))), np.ones((8, 2)))
+    on_device = lib.jit(lambda v: lib.lax.with_sharding_constraint(v * 2, s), device=d[0])
+    with pytest.raises(ValueError, match=r"Got ARG_SHARDING with device ids \[0\] .*sharding_constraint"):
+        on_device(np.ones((8, 2), np.float32))
+    with pytest.raises(ValueError, match=words + r" args\[0\] of convert_element_type"):
+        lib.numpy.array(on_0, device=d[1])
+    assert lib.numpy.asarray(on_0, device=d[0]).devices() == {d[0]}
+
+
+@LIBS
+def test_keyword_arguments_with_in_shardings(lib):
+    # (pjit_test's test_pjit_kwargs_axis_resources_error: funcgrad took them)
+    f = lib.jit(lambda x: x, in_shardings=lib.sharding.SingleDeviceSharding(lib.devices()[0]))
+    with pytest.raises(ValueError, match="pjit does not support kwargs when in_shardings is specified"):
+        f(x=np.arange(8.0))
+    np.testing.assert_array_equal(np.asarray(f(np.arange(8.0))), np.arange(8.0))

@@ -9,12 +9,13 @@ from funcgrad.lax import *  # noqa: F403
 
 
 def _convert_element_type(operand, new_dtype=None, weak_type=False, sharding=None):
-    del sharding
     out = _lax.convert_element_type(
         operand, new_dtype if new_dtype is not None else _jnp.asarray(operand).dtype
     )
     if weak_type:  # a weakly typed result: the value through a Python scalar's promotion
         out = _lax_weak(out)
+    if sharding is not None:  # (JAX's conversion to a sharding: jnp.asarray's device=)
+        out = _jnp.asarray(out, device=sharding)
     return out
 
 
