@@ -271,7 +271,11 @@ def sharded_like(out, a):
         ):
             try:
                 (target,) = sharding_leaves(given, 0, "full_like", "sharding")
-            except ValueError:  # (over an abstract mesh and no mesh in scope: left as it is, as JAX's)
+            except ValueError:  # (over an abstract mesh and no mesh in scope: left as it is, as JAX's,
+                # but for a traced value over explicit axes alone: typed so, as JAX's full_like)
+                if isinstance(out, core.Tracer) and given.mesh.are_all_axes_explicit:
+                    spec = given.spec._normalized(out.ndim, "full_like")
+                    return shp.sharding_constraint_p.bind(out, mesh=given.mesh, spec=spec)
                 return out
             if not isinstance(target, NamedSharding):
                 if not isinstance(out, Array):

@@ -34,3 +34,13 @@ def test_explicit_axes_result_is_over_the_callers_mesh():
     assert out.sharding == NamedSharding(auto, P("x"))
     assert out.sharding.mesh.axis_types == (AxisType.Auto,)
     np.testing.assert_array_equal(np.asarray(out), np.arange(8) * 2)
+
+
+def test_zeros_like_of_a_struct_over_an_abstract_explicit_mesh_is_typed():
+    # (pjit_test's test_sds_closed_over_to_zeros_like_propagates_sharding_jit: under
+    # use_abstract_mesh alone the result was untyped, float32[32] where jax has float32[32@x])
+    am = make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,)).abstract_mesh
+    with funcgrad.sharding.use_abstract_mesh(am):
+        val = funcgrad.ShapeDtypeStruct((32,), np.float32, sharding=NamedSharding(am, P("x")))
+        out = funcgrad.jit(lambda: funcgrad.numpy.zeros_like(val)).trace().out_info
+    assert out.sharding == NamedSharding(am, P("x"))
