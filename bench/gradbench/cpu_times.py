@@ -7,7 +7,7 @@ programs on the same inputs in CPU time (``time.process_time``, every thread of 
     python bench/gradbench/cpu_times.py capture EVAL [eval args]   # the eval's inputs -> a pickle
     taskset -c 1 python bench/gradbench/cpu_times.py time funcgrad|jax|pytorch EVAL [filter] [reps]
     python bench/gradbench/cpu_times.py manual EVAL BIN_DIR [filter] [reps]
-    python bench/gradbench/cpu_times.py table OUTPUT...             # markdown, ratios per workload
+    python bench/gradbench/cpu_times.py table [-v] OUTPUT...        # markdown (-v: every workload)
 
 ``capture`` runs GradBench's own eval program (from ``--gradbench``, default ``$GRADBENCH_DIR``)
 with its protocol methods replaced, recording each ``evaluate`` input (the eval's default sizes;
@@ -138,7 +138,7 @@ def time_manual(ev, bin_dir, filt="", reps=3):
         )
 
 
-def table(paths):
+def table(paths, per_workload=False):
     import math
     from collections import defaultdict
 
@@ -160,22 +160,28 @@ def table(paths):
         by[ev][fn].append(row)
     ref = ("manual", "finite")
     print(
-        "| eval | function | workloads | funcgrad | jax | manual (finite) | funcgrad / jax"
-        " | funcgrad / manual |"
+        "| eval | function | workloads | funcgrad | jax | pytorch | manual (finite)"
+        " | funcgrad / best(jax, pytorch) | funcgrad / manual |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for ev in by:
         for fn, rows in sorted(by[ev].items()):
             refs = [next((r[t] for t in ref if t in r), None) for r in rows]
-            rj = [r["funcgrad"] / r["jax"] for r in rows if "funcgrad" in r and "jax" in r]
+            peers = [min((r[t] for t in ("jax", "pytorch") if t in r), default=None) for r in rows]
+            rp = [r["funcgrad"] / p for r, p in zip(rows, peers) if "funcgrad" in r and p]
             rm = [r["funcgrad"] / m for r, m in zip(rows, refs) if "funcgrad" in r and m]
             cell = lambda x: "-" if x is None else f"{x:.3g} ms"  # noqa: E731
             ratio = lambda rs: f"{gm(rs):.2f}x ({len(rs)})" if rs else "-"  # noqa: E731
+            worst = f", max {max(rp):.2f}x" if rp else ""
             print(
                 f"| {ev} | {fn} | {sum('funcgrad' in r for r in rows)}"
                 f" | {cell(gm([r.get('funcgrad') for r in rows]))} | {cell(gm([r.get('jax') for r in rows]))}"
-                f" | {cell(gm(refs))} | {ratio(rj)} | {ratio(rm)} |"
+                f" | {cell(gm([r.get('pytorch') for r in rows]))} | {cell(gm(refs))}"
+                f" | {ratio(rp)}{worst} | {ratio(rm)} |"
             )
+    if per_workload:
+        for (ev, fn, desc), row in times.items():
+            print(ev, fn, desc, " ".join(f"{t}={v:.4g}" for t, v in sorted(row.items())))
 
 
 if __name__ == "__main__":
@@ -187,6 +193,6 @@ if __name__ == "__main__":
     elif cmd == "manual":
         time_manual(rest[0], rest[1], *(rest[2:3] or [""]), *[int(x) for x in rest[3:4]])
     elif cmd == "table":
-        table(rest)
+        table([p for p in rest if p != "-v"], "-v" in rest)
     else:
         print(__doc__)

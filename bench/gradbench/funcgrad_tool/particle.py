@@ -59,11 +59,12 @@ def naive_euler(w, inner_grad, max_steps):
 @functools.cache
 def _program(outer, inner):
     grads = {"r": solver.grad_reverse, "f": solver.grad_forward}
+    value_and_grads = {"r": solver.value_and_grad_reverse, "f": solver.value_and_grad_forward}
     bound = EULER_STEPS_BOUND if outer == "r" else None
 
     def run(w0):
         objective = lambda w: naive_euler(w[0], grads[inner], bound)  # noqa: E731
-        return solver.argmin(grads[outer], objective, jnp.reshape(w0, (1,)))[0]
+        return solver.argmin(value_and_grads[outer], objective, jnp.reshape(w0, (1,)))[0]
 
     return funcgrad.jit(run)
 

@@ -27,7 +27,7 @@ def f(x, y):
 
 @functools.cache
 def _program(outer, inner):
-    grads = {"r": solver.grad_reverse, "f": solver.grad_forward}
+    grads = {"r": solver.value_and_grad_reverse, "f": solver.value_and_grad_forward}
     bound = INNER_STEPS_BOUND if outer == "r" else None
 
     def run(start):
