@@ -9,8 +9,11 @@ behaviour, and a bounded piece of what tests/integration/suites/ecosystem/ runs 
 - a handful of optax's own tests, from the installed optax package (its wheel ships them), run
   unchanged through the alias.
 
-Each test starts a process (the alias changes what ``import jax`` means for a whole process, and
-this process has the real jax imported as the oracle): slow tier.
+Each test starts processes (the alias changes what ``import jax`` means for a whole process, and
+this process has the real jax imported as the oracle): slow tier. The scripts that compare the two
+sides run in two processes, one on jax and one through the alias (``run_scripts``), not one
+process per script and side: a process that imports jax, funcgrad or equinox costs about a second
+of CPU (19 processes were 8).
 """
 
 from __future__ import annotations
@@ -30,26 +33,59 @@ ROOT = Path(__file__).resolve().parents[2]
 ALIAS = [sys.executable, "-m", "funcgrad.as_jax"]
 
 
-def run(command, timeout=600, cwd=None):
+def run(command, timeout=600, cwd=None, input=None):
     env = dict(os.environ, PYTHONPATH=str(ROOT), FUNCGRAD_PLATFORM="cpu", JAX_PLATFORMS="cpu")
     env.pop("JAX_ENABLE_X64", None)  # each side in JAX's default mode unless a script sets one
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
-    return proc
+    kw = dict(capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, input=input)
+    return subprocess.run(command, **kw)
 
 
-def run_json(command, **kw):
-    proc = run(command, **kw)
+# Several scripts in one process, in order, each as ``python -c script *argv`` would run it after the
+# ones before: a fresh ``__main__`` namespace, its own ``sys.argv``, its standard output captured.
+_BATCH = textwrap.dedent(
+    """
+    import contextlib, io, json, sys, traceback
+    results = []
+    for script, argv in json.loads(sys.stdin.read()):
+        sys.argv = ["-c", *argv]
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(script, "<string>", "exec"), {"__name__": "__main__"})
+            results.append([out.getvalue(), None])
+        except BaseException:
+            results.append([out.getvalue(), traceback.format_exc()])
+    print(json.dumps(results))
+    """
+)
+
+
+def run_scripts(scripts):
+    """``{name: stdout}`` of the ``(name, script, argv)`` run in order in one fresh process (plain
+    ``python``: a script that wants the alias imports ``funcgrad.as_jax``); a script that raised
+    fails the test with its traceback."""
+    proc = run([sys.executable, "-c", _BATCH], input=json.dumps([[code, argv] for _, code, argv in scripts]))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for (name, _, _), (_, error) in zip(scripts, results):
+        assert error is None, f"{name}:\n{error}"
+    return {name: out for (name, _, _), (out, _) in zip(scripts, results)}
 
 
 ALIAS_BEHAVIOUR = textwrap.dedent(
     """
     import json, sys
-    import funcgrad
+    import funcgrad, funcgrad.numpy as fnp
     assert "jax" not in sys.modules
     import funcgrad.as_jax
-    import jax, jax.numpy as jnp, jax.extend.core, jax.interpreters.ad, jax.tree_util, jax.api_util, jax.lib
+    import jax
+    # submodules reached as attributes (before any ``import jax.X``) are in sys.modules, as after
+    # JAX's ``import jax``: treescope (penzai's printer) looks jax.tree_util.SequenceKey's module up there
+    submodules = [
+        sys.modules.get(n) is v
+        for n, v in [("jax.tree_util", jax.tree_util), ("jax.lax", jax.lax)]
+    ]
+    import jax.numpy as jnp, jax.extend.core, jax.interpreters.ad, jax.tree_util, jax.api_util, jax.lib
     import jax._src.traceback_util as tb
     from jax._src.tree_util import _registry
     from jax._src.lib.mlir import ir
@@ -69,6 +105,9 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
         "mlir": [ir.__name__, hlo.__name__],
         "installed": funcgrad.as_jax.installed(),
         "x64": [jax.config.jax_enable_x64, str(jnp.zeros(1).dtype), str(jnp.asarray(1.0).dtype)],
+        "submodules": submodules,
+        # importing jax.numpy after funcgrad.numpy was imported does not load funcgrad.numpy a second time
+        "numpy_once": sys.modules["funcgrad.numpy"] is fnp,
     }
     tb.register_exclusion("/nowhere")
     out["exclusion"] = "/nowhere" in tb._exclude_paths
@@ -110,8 +149,8 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
 )
 
 
-def test_alias_makes_jax_funcgrad():
-    out = run_json([sys.executable, "-c", ALIAS_BEHAVIOUR])
+def _check_alias_behaviour(out):
+    assert out["submodules"] == [True, True] and out["numpy_once"]
     assert out["version"] == "0.10.2" and out["info"] == [0, 10, 2] and out["version_module"] == "0.10.2"
     assert out["lib"] == "0.10.2"
     assert all(out["same"]) and out["installed"] and out["exclusion"]
@@ -134,15 +173,11 @@ def test_alias_makes_jax_funcgrad():
     assert "funcgrad has no funcgrad.no_such_module" in out["jax.no_such_module"]
 
 
-def test_submodules_reached_as_attributes_are_in_sys_modules():
-    # As after JAX's `import jax`: treescope (penzai's printer) looks the modules of its aliases
-    # (jax.tree_util.SequenceKey) up in sys.modules.
-    code = (
-        "import sys, jax; m = jax.tree_util; lax = jax.lax; "
-        "print([sys.modules.get(n) is v for n, v in [('jax.tree_util', m), ('jax.lax', lax)]])"
-    )
-    assert run([sys.executable, "-c", code]).stdout.strip() == "[True, True]"  # jax
-    assert run([*ALIAS, "-c", code]).stdout.strip() == "[True, True]"
+# (jax's side of ALIAS_BEHAVIOUR's "submodules": the first script of its process after OPT_IN)
+SUBMODULES = (
+    "import sys, jax; m = jax.tree_util; lax = jax.lax; "
+    "print([sys.modules.get(n) is v for n, v in [('jax.tree_util', m), ('jax.lax', lax)]])"
+)
 
 
 PUBLIC_NAMES = textwrap.dedent(
@@ -158,51 +193,36 @@ PUBLIC_NAMES = textwrap.dedent(
     print(jax.numpy is sys.modules["jax.numpy"])
     # (export takes jax's public functions as they are: funcgrad's by their module)
     print(jax.export.export(jnp.sin)(jax.ShapeDtypeStruct((2,), jnp.float32)).call(jnp.zeros(2)))
-    if "funcgrad" in sys.modules:  # (jax's relu, a custom_jvp wrapper, does not pickle)
+    if "funcgrad.as_jax" in sys.modules:  # (jax's relu, a custom_jvp wrapper, does not pickle)
         assert all(pickle.loads(pickle.dumps(o)) is o for o in objs)
     """
 )
 
 
-def test_public_objects_read_as_jax_public_paths():
-    # treescope (penzai's printer) turns an object into the path its __module__ and __qualname__
-    # name (jax's: aliases it walks from jax's public modules): under the alias funcgrad's objects
-    # read as jax's public paths (they printed funcgrad._vmap.vmap), and still pickle by name.
-    jax_side = run([sys.executable, "-c", PUBLIC_NAMES])
-    alias_side = run([*ALIAS, "-c", PUBLIC_NAMES])
-    assert jax_side.returncode == 0 and alias_side.returncode == 0, (
-        jax_side.stderr[-2000:],
-        alias_side.stderr[-2000:],
-    )
-    assert alias_side.stdout == jax_side.stdout
-    assert "'jax.vmap', 'jax.jit', 'jax.ShapeDtypeStruct', 'jax.nn.relu'" in jax_side.stdout
-    # importing jax.numpy after jax.numpy was named does not load funcgrad.numpy a second time
-    code = "import funcgrad.numpy as f, funcgrad.as_jax, sys, jax.numpy; "
-    code += "print(sys.modules['funcgrad.numpy'] is f)"
-    assert run([sys.executable, "-c", code]).stdout.strip() == "True"
+# treescope (penzai's printer) turns an object into the path its __module__ and __qualname__ name
+# (jax's: aliases it walks from jax's public modules): under the alias funcgrad's objects read as
+# jax's public paths (they printed funcgrad._vmap.vmap), and still pickle by name.
+def _check_public_names(jax_side, alias_side):
+    assert alias_side == jax_side
+    assert "'jax.vmap', 'jax.jit', 'jax.ShapeDtypeStruct', 'jax.nn.relu'" in jax_side
 
 
-def test_infer_argnums_and_argnames_as_jax():
-    # e3nn-jax (jax-md's neural networks) imports it from jax._src.api_util
-    code = textwrap.dedent(
-        """
-        import inspect
-        from jax._src.api_util import infer_argnums_and_argnames as f
-        sig = inspect.signature(lambda a, b, /, c, d=1, *e, g, **h: a)
-        print([f(sig, n, s) for n, s in [(None, None), (None, "c"), (None, ("d", "g")), (2, None),
-               ((0, 3), None), (1, "zz"), ([2], ["c"])]])
-        """
-    )
-    jax_side, alias_side = run([sys.executable, "-c", code]), run([*ALIAS, "-c", code])
-    assert jax_side.returncode == 0, jax_side.stderr[-2000:]
-    assert alias_side.stdout == jax_side.stdout, alias_side.stderr[-2000:]
+# e3nn-jax (jax-md's neural networks) imports it from jax._src.api_util
+INFER_ARGNUMS = textwrap.dedent(
+    """
+    import inspect
+    from jax._src.api_util import infer_argnums_and_argnames as f
+    sig = inspect.signature(lambda a, b, /, c, d=1, *e, g, **h: a)
+    print([f(sig, n, s) for n, s in [(None, None), (None, "c"), (None, ("d", "g")), (2, None),
+           ((0, 3), None), (1, "zz"), ([2], ["c"])]])
+    """
+)
+
+# import funcgrad alone leaves `import jax` alone (the first script of jax's side)
+OPT_IN = "import funcgrad, funcgrad.numpy, jax; print(jax.__file__)"
 
 
-def test_alias_is_opt_in_and_refused_after_real_jax():
-    # import funcgrad alone leaves `import jax` alone
-    code = "import funcgrad, funcgrad.numpy, jax; print(jax.__file__)"
-    proc = run([sys.executable, "-c", code])
-    assert proc.returncode == 0 and "site-packages" in proc.stdout, proc.stderr[-2000:]
+def test_alias_is_refused_after_real_jax():
     # the alias after the real jax: a clear ImportError, not two jax modules
     proc = run([sys.executable, "-c", "import jax; import funcgrad.as_jax"])
     assert proc.returncode != 0
@@ -224,22 +244,18 @@ def test_runner_script_module_and_command(tmp_path):
     assert run([*ALIAS]).returncode == 2  # no program: usage
 
 
-def test_alias_docstring_examples():
-    code = textwrap.dedent(
-        """
-        import doctest, importlib, pkgutil, funcgrad.as_jax as a
-        names = ["funcgrad.as_jax"] + [m.name for m in pkgutil.walk_packages(a.__path__, "funcgrad.as_jax.")
-                                       if not m.name.endswith("__main__")]
-        failed = attempted = 0
-        for n in names:
-            r = doctest.testmod(importlib.import_module(n), optionflags=doctest.ELLIPSIS)
-            failed += r.failed; attempted += r.attempted
-        print(failed, attempted)
-        """
-    )
-    proc = run([sys.executable, "-c", code])
-    failed, attempted = map(int, proc.stdout.split()[-2:])
-    assert failed == 0 and attempted >= 8, proc.stdout[-3000:]
+ALIAS_DOCTESTS = textwrap.dedent(
+    """
+    import doctest, importlib, pkgutil, funcgrad.as_jax as a
+    names = ["funcgrad.as_jax"] + [m.name for m in pkgutil.walk_packages(a.__path__, "funcgrad.as_jax.")
+                                   if not m.name.endswith("__main__")]
+    failed = attempted = 0
+    for n in names:
+        r = doctest.testmod(importlib.import_module(n), optionflags=doctest.ELLIPSIS)
+        failed += r.failed; attempted += r.attempted
+    print(failed, attempted)
+    """
+)
 
 
 # equinox's documented training step (filter_jit, filter_value_and_grad, optax), float64 both sides
@@ -277,9 +293,7 @@ EQUINOX_OPTAX = textwrap.dedent(
 )
 
 
-def test_equinox_optax_training_gives_jax_numbers():
-    on_jax = run_json([sys.executable, "-c", EQUINOX_OPTAX, "jax"])
-    on_funcgrad = run_json([sys.executable, "-c", EQUINOX_OPTAX, "funcgrad"])
+def _check_equinox_optax(on_jax, on_funcgrad):
     assert on_funcgrad["per_example_matches_loop"] and on_jax["per_example_matches_loop"]
     assert on_funcgrad["losses"][-1] < 0.5 * on_funcgrad["losses"][0]
     assert on_funcgrad["losses"] == pytest.approx(on_jax["losses"], rel=1e-9)
@@ -368,9 +382,43 @@ MULTIPLY_ADD = textwrap.dedent(
 )
 
 
-def test_jax_primitive_tutorial_runs_unchanged():
-    out = run_json([*ALIAS, "-c", MULTIPLY_ADD])
+def _check_primitive_tutorial(out):
     assert out == {
         "eager": 14.0, "jit": 14.0, "jvp": [14.0, 5.0], "grad": 4.0, "jit_grad": 4.0,
         "vmap": [14.0, 29.0], "jit_vmap": [14.0, 29.0],
     }  # fmt: skip
+
+
+def test_scripts_on_jax_and_through_the_alias():
+    # Jax's side, then funcgrad's through the alias, each in one process (``run_scripts``); the
+    # alias's process starts with ALIAS_BEHAVIOUR (``import jax`` is not funcgrad before the alias is
+    # imported), and the equinox training switches to 64-bit mode, so it comes last on each side.
+    on_jax = run_scripts(
+        [
+            ("opt_in", OPT_IN, []),
+            ("submodules", SUBMODULES, []),
+            ("public_names", PUBLIC_NAMES, []),
+            ("infer_argnums", INFER_ARGNUMS, []),
+            ("equinox_optax", EQUINOX_OPTAX, ["jax"]),
+        ]
+    )
+    alias = run_scripts(
+        [
+            ("alias_behaviour", ALIAS_BEHAVIOUR, []),
+            ("public_names", PUBLIC_NAMES, []),
+            ("infer_argnums", INFER_ARGNUMS, []),
+            ("primitive_tutorial", MULTIPLY_ADD, []),
+            ("doctests", ALIAS_DOCTESTS, []),
+            ("equinox_optax", EQUINOX_OPTAX, ["funcgrad"]),
+        ]
+    )
+    assert "site-packages" in on_jax["opt_in"]
+    assert on_jax["submodules"].strip() == "[True, True]"  # jax's answer for ALIAS_BEHAVIOUR's "submodules"
+    last = lambda out: json.loads(out.strip().splitlines()[-1])  # noqa: E731
+    _check_alias_behaviour(last(alias["alias_behaviour"]))
+    _check_public_names(on_jax["public_names"], alias["public_names"])
+    assert alias["infer_argnums"] == on_jax["infer_argnums"] and on_jax["infer_argnums"].startswith("[(")
+    _check_primitive_tutorial(last(alias["primitive_tutorial"]))
+    failed, attempted = map(int, alias["doctests"].split()[-2:])
+    assert failed == 0 and attempted >= 8, alias["doctests"][-3000:]
+    _check_equinox_optax(last(on_jax["equinox_optax"]), last(alias["equinox_optax"]))
