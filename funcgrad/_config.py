@@ -85,8 +85,9 @@ value and what to do instead:
                                 all three; NOTE: [transfer guard] in funcgrad/_transfer_guard.py.
 ``jax_explicit_x64_dtypes``     "warn" (JAX's default): in 32-bit mode an explicit 64-bit dtype is
                                 truncated with JAX's UserWarning; "error": a ValueError instead;
-                                "allow" (64-bit types in 32-bit mode) cannot be honoured: such a
-                                request is then a ValueError saying so (64-bit mode: no effect).
+                                "allow": kept (``zeros(2, float64)``, ``astype``, random draws), and
+                                promotion with a 64-bit operand keeps its answer; default types
+                                and NumPy data stay 32-bit (64-bit mode: no effect).
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
 ``funcgrad_malloc_tuning``      False (default): funcgrad leaves malloc alone. True: on Linux with
                                 glibc, large blocks stay in the heap instead of fresh mmap pages

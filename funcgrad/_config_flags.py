@@ -242,6 +242,15 @@ def _set_x64(on: bool) -> None:
     _jit_route.set_jit_flags(x32=not on)
 
 
+def _set_explicit_x64_dtypes(mode: str) -> None:
+    # (NOTE: [x64 mode]: under 'allow' a traced program keeps the 64-bit types it asks for, so the
+    # traces and programs of another value are not reused, as JAX keys its caches on the flag)
+    allowed = _dt.explicit_x64_allowed
+    _numpy_dtypes.set_explicit_x64_dtypes(str(mode))
+    if allowed != _dt.explicit_x64_allowed:
+        _caches.clear_all()
+
+
 def _set_disable_most_optimizations(on: bool) -> None:
     # (XLA's backend optimizations off in every compile from now on; the programs compiled
     # before are compiled again, as JAX keys its caches on its compile options)
@@ -552,7 +561,7 @@ _FLAG_LIST = [
         "jax_explicit_x64_dtypes",
         "warn",
         _choice("jax_explicit_x64_dtypes", ("warn", "error", "allow")),
-        lambda v: _numpy_dtypes.set_explicit_x64_dtypes(str(v)),
+        _set_explicit_x64_dtypes,
     ),
 ]
 _FLAGS = {f.name: f for f in _FLAG_LIST}

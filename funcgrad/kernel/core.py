@@ -493,6 +493,8 @@ class EvalTrace(Trace):
             # NOTE: [x64 mode]: NumPy computes Python scalars and 64-bit NumPy operands at 64 bits.
             # A 64-bit Array (made under enable_x64) keeps its width, as JAX's lax operations keep it.
             wide = [a.dtype for a in args if type(a) is Array and a.dtype in _dt.TO_32]
+            if _dt.explicit_x64_allowed:  # (and the 64-bit dtypes its params ask for: convert's)
+                wide += [v for v in params.values() if isinstance(v, np.dtype) and v in _dt.TO_32]
             out = _x32_out(out, primitive.multiple_results, wide)
         if primitive.multiple_results:
             if any(type(a) is Array and a.weak_type or type(a) in _WEAK_SCALARS for a in args):

@@ -30,8 +30,11 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 # traced under one mode is traced again under the other, as JAX keys its caches on it; jaxlib's
 # x64 state, which the native route's C++ dispatcher reads, follows the mode (``_jit_route``'s
 # ``x32`` flag, ``xla_bridge.native.follow_x64``): off, it canonicalises jit's NumPy and scalar
-# arguments as under jax's default. ``JAX_ENABLE_X64`` is read once, when this module is imported (as JAX
-# reads it at import): the kernel comes first, so every value is made in that mode, however
+# arguments as under jax's default. Under ``jax_explicit_x64_dtypes='allow'``
+# (``explicit_x64_allowed``) a 64-bit dtype asked for explicitly is kept, and the eager step and
+# promotion keep it (values made from NumPy data and the defaults stay 32-bit), as JAX's.
+# ``JAX_ENABLE_X64`` is read once, when this module is imported (as JAX reads it at import): the
+# kernel comes first, so every value is made in that mode, however
 # funcgrad's modules are imported (``JAX_ENABLE_X64=0 python -c "import funcgrad.numpy as fnp;
 # fnp.sin(np.zeros(2))"`` gives float32), and ``funcgrad.config`` starts from ``x64_enabled``.
 # tests/surface/numpy/test_x32.py compares with jax in its default mode.
@@ -135,6 +138,11 @@ default_complex = complex128
 
 x64_enabled = True
 """Whether 64-bit dtypes are enabled (NOTE: [x64 mode]); change it with ``set_x64`` only."""
+explicit_x64_allowed = False
+"""``jax_explicit_x64_dtypes='allow'`` (NOTE: [x64 mode]): with 64-bit dtypes off, an explicitly
+requested 64-bit dtype is kept (``zeros(2, float64)``, ``astype``, ``convert_element_type``) and
+a promotion with a 64-bit operand keeps its 64-bit answer (float64 with float32 is float64), as
+JAX's; set by ``funcgrad.config`` only."""
 
 # NOTE: [JAX's dtype rules in 64-bit mode]
 # funcgrad's own 64-bit mode follows NumPy 2 (NEP 50; docs/differences_from_jax.md's
@@ -640,6 +648,8 @@ def _promoted(dtypes_and_weak) -> tuple[np.dtype, bool]:
         raise not_promotable(bad)
     if not _self.x64_enabled:
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
+        if explicit_x64_allowed and any(d in TO_32 for d in strong):
+            return out, is_weak  # (a 64-bit operand's answer kept: jax_explicit_x64_dtypes='allow')
         return TO_32.get(out, out), is_weak
     if _self.jax_rules:  # (NOTE: [JAX's dtype rules in 64-bit mode])
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)

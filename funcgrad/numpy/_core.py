@@ -217,7 +217,9 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         raise TypeError(f"funcgrad.numpy.asarray: cannot convert {type(a).__name__} {a!r:.80} to an array")
     if value.dtype.kind in "USMmO":
         raise TypeError(f"funcgrad arrays hold numbers, not {value.dtype}")
-    return Array(value if _dt.x64_enabled else _dt.canonical_value(value))  # NOTE: [x64 mode]
+    if _dt.x64_enabled or (dtype is not None and _dt.explicit_x64_allowed):  # NOTE: [x64 mode]
+        return Array(value)  # (64-bit types on, or one asked for under jax_explicit_x64_dtypes='allow')
+    return Array(_dt.canonical_value(value))
 
 
 def _list_dtype(a):
@@ -422,7 +424,7 @@ def _check_same_devices(x, device) -> None:
 def _scalar_const(value, dtype) -> np.ndarray:
     try:
         # (a flag read on the hot path of Python-scalar operands; NOTE: [x64 mode])
-        return np.asarray(value, dtype=dtype if _dt.x64_enabled else _dt.canonical(np.dtype(dtype)))
+        return np.asarray(value, dtype=dtype if _dt.x64_enabled else _const_dtype(dtype))
     except OverflowError:
         raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype).name}") from None
 
@@ -453,7 +455,14 @@ def _operand_const(value, dtype) -> np.ndarray:
             f"Python integer {value} out of bounds for int32 (in 32-bit mode a Python int operand is "
             "an int32, as in JAX; enable jax_enable_x64 for 64-bit integers)"
         )
-    return np.asarray(value, np.int32).astype(_dt.canonical(np.dtype(dtype)))
+    return np.asarray(value, np.int32).astype(_const_dtype(dtype))
+
+
+def _const_dtype(dtype) -> np.dtype:
+    # (32-bit mode: canonical, but a 64-bit dtype an operand asked for under
+    # jax_explicit_x64_dtypes='allow', NOTE: [x64 mode])
+    dtype = np.dtype(dtype)
+    return dtype if _dt.explicit_x64_allowed else _dt.canonical(dtype)
 
 
 def as_fill(value, dtype):
@@ -466,7 +475,7 @@ def as_fill(value, dtype):
     if type(value) is int and not _dt.x64_enabled:
         # (JAX's full converts a Python int fill as a NumPy int, wrapping into dtype, in 32-bit mode
         # too: full(n, 0x85a308d3, uint32) and full(n, -1, uint32); it is not an int32 operand)
-        return Array._from_owned(np.asarray(value).astype(_dt.canonical(np.dtype(dtype))))
+        return Array._from_owned(np.asarray(value).astype(_const_dtype(dtype)))
     if type(value) in python_scalar_types:
         return Array._from_owned(_operand_const(value, dtype))
     return asarray(value, dtype)
@@ -485,7 +494,7 @@ def constant(value, dtype, shape=None, weak_type: bool = False) -> Array:
     Python-scalar constants), so the result keeps their weak type."""
     if value is None:  # (NumPy would make it NaN: a parameter left None, e.g. ``nn.celu(x, None)``)
         raise TypeError(f"expected a number for a constant of dtype {np.dtype(dtype).name}, got None")
-    arr = np.asarray(value, dtype=dtype if _dt.x64_enabled else _dt.canonical(np.dtype(dtype)))
+    arr = np.asarray(value, dtype=dtype if _dt.x64_enabled else _const_dtype(dtype))
     if shape is not None and tuple(shape) != arr.shape:
         arr = np.broadcast_to(arr, shape).copy()
     return Array._from_owned(arr, weak_type) if weak_type else Array._from_owned(arr)

@@ -311,12 +311,8 @@ def check_user_dtype(d, fun_name: str | None = None) -> np.dtype:
     if to is None:
         return out
     where = f" requested in {fun_name}" if fun_name else ""
-    if _EXPLICIT_X64[0] == "allow":  # (not silently truncated: the user asked to keep it)
-        raise ValueError(
-            f"Explicitly requested dtype {out.name}{where}: jax_explicit_x64_dtypes='allow' cannot be "
-            "honoured, funcgrad keeps no 64-bit types in 32-bit mode; enable jax_enable_x64, or set "
-            "jax_explicit_x64_dtypes to 'warn' (truncate) or 'error'."
-        )
+    if _EXPLICIT_X64[0] == "allow":  # (kept, as JAX's: NOTE: [x64 mode])
+        return out
     if _EXPLICIT_X64[0] == "error":  # (jax_explicit_x64_dtypes='error': JAX's ValueError)
         raise ValueError(
             f"Explicitly requested dtype {out.name}{where} is not available. To enable more dtypes, set the "
@@ -331,9 +327,11 @@ _EXPLICIT_X64 = ["warn"]  # funcgrad.config's jax_explicit_x64_dtypes (set_expli
 
 
 def set_explicit_x64_dtypes(mode: str) -> None:
-    """What an explicit 64-bit dtype does in 32-bit mode: "warn" (truncated, JAX's UserWarning) or
-    "error" (ValueError); ``funcgrad.config``'s ``jax_explicit_x64_dtypes`` calls it."""
+    """What an explicit 64-bit dtype does in 32-bit mode: "warn" (truncated, JAX's UserWarning),
+    "error" (ValueError) or "allow" (kept); ``funcgrad.config``'s ``jax_explicit_x64_dtypes`` calls
+    it."""
     _EXPLICIT_X64[0] = mode
+    _dt.explicit_x64_allowed = mode == "allow"
 
 
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:

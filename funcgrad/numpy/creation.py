@@ -494,9 +494,9 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
         real = np.real(np.zeros((), compute_dtype)).dtype
         column = (rows,) + (1,) * len(bshape)
         if under_staging(core.current_trace()):  # (JAX's iota / div, see arange)
-            t = ew.div_p.bind(st.broadcasted_iota(real, column, 0), np.asarray(div, real))
+            t = ew.div_p.bind(st.broadcasted_iota(real, column, 0), constant(div, real))
             t = convert(t, compute_dtype)
-            one_minus_t = ew.sub_p.bind(np.ones((), compute_dtype), t)
+            one_minus_t = ew.sub_p.bind(constant(1, compute_dtype), t)
         else:
             t = constant((np.arange(div, dtype=real) / np.asarray(div, real)).reshape(column), compute_dtype)
             one_minus_t = constant(

@@ -21,7 +21,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.library_programs import jitted_eagerly
-from funcgrad.numpy._core import TypePromotionError, check_user_dtype
+from funcgrad.numpy._core import TypePromotionError, check_user_dtype, constant
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -161,13 +161,12 @@ def _uniform(key, shape, dtype, minval, maxval):
     raw = _random_bits(key, rng_bits, shape)
     if rng_bits != nbits:
         raw = ew.convert_element_type(raw, uint)
-    one_bits = np.asarray(np.array(1.0, dtype).view(uint))
-    float_bits = ew.or_p.bind(
-        ew.shift_right_logical_p.bind(raw, np.asarray(rng_bits - nmant, uint)), one_bits
-    )
-    floats = ew.sub_p.bind(bitcast_convert_type(float_bits, dtype), np.asarray(1.0, dtype))
+    # (constants of the draw's own types: 64-bit ones too under jax_explicit_x64_dtypes='allow')
+    one_bits = constant(np.array(1.0, dtype).view(uint), uint)
+    float_bits = ew.or_p.bind(ew.shift_right_logical_p.bind(raw, constant(rng_bits - nmant, uint)), one_bits)
+    floats = ew.sub_p.bind(bitcast_convert_type(float_bits, dtype), constant(1.0, dtype))
     if type(minval) in _dt.python_scalar_types and type(maxval) in _dt.python_scalar_types:
-        lo, hi = np.asarray(minval, dtype), np.asarray(maxval, dtype)
+        lo, hi = constant(minval, dtype), constant(maxval, dtype)
         scaled = ew.add(ew.mul(floats, ew.sub(hi, lo)), lo)
         return ew.max_p.bind(_broadcast(lo, shape), scaled)
     lo, hi = _to(minval, dtype), _to(maxval, dtype)
@@ -453,7 +452,7 @@ def _clip_to(val, dtype):
     """``val`` (integers) clipped to the range of both dtypes, then converted (JAX's helper)."""
     lo = max(np.iinfo(dtype).min, np.iinfo(val.dtype).min)
     hi = min(np.iinfo(dtype).max, np.iinfo(val.dtype).max)
-    return fnp.clip(val, np.asarray(lo, val.dtype), np.asarray(hi, val.dtype)).astype(dtype)
+    return fnp.clip(val, constant(lo, val.dtype), constant(hi, val.dtype)).astype(dtype)
 
 
 def _randint(key, shape, minval, maxval, dtype):
@@ -470,9 +469,9 @@ def _randint(key, shape, minval, maxval, dtype):
     keys = split(key)
     higher, lower = _random_bits(keys[0], nbits, shape), _random_bits(keys[1], nbits, shape)
     span = lax.convert_element_type(maxval - minval, uint)
-    span = fnp.where(maxval <= minval, np.asarray(1, uint), span)
-    span = fnp.where(maxval_out_of_range & (maxval > minval), span + np.asarray(1, uint), span)
-    multiplier = fnp.remainder(np.asarray(2 ** (nbits // 2) % (2**nbits), uint), span)
+    span = fnp.where(maxval <= minval, constant(1, uint), span)
+    span = fnp.where(maxval_out_of_range & (maxval > minval), span + constant(1, uint), span)
+    multiplier = fnp.remainder(constant(2 ** (nbits // 2) % (2**nbits), uint), span)
     multiplier = lax.rem(multiplier * multiplier, multiplier * 0 + span)
     offset = lax.rem(higher, _to(span, uint, shape)) * _to(multiplier, uint, shape) + lax.rem(
         lower, _to(span, uint, shape)

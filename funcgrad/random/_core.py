@@ -34,7 +34,7 @@ from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.numpy._core import check_user_dtype, static_shape
+from funcgrad.numpy._core import check_user_dtype, constant, static_shape
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.rng import iota_2x32_shape_p
@@ -106,7 +106,7 @@ def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
     if bit_width == 64:
         b0 = ew.convert_element_type(b0, _U64)
         b1 = ew.convert_element_type(b1, _U64)
-        return ew.or_p.bind(ew.shift_left_p.bind(b0, np.asarray(32, _U64)), b1)
+        return ew.or_p.bind(ew.shift_left_p.bind(b0, constant(32, _U64)), b1)
     if bit_width not in _UINT:
         raise TypeError(f"random bits need an 8-, 16-, 32- or 64-bit width, got {bit_width}")
     bits = ew.xor_p.bind(b0, b1)

@@ -154,7 +154,7 @@ def convert_element_type(x, dtype, weak_type: bool = False):
         dtype = dtype if _ext.is_extended(dtype) else np.dtype(dtype)
         return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
     dtype = np.dtype(dtype)
-    if not _dt.x64_enabled:
+    if not _dt.x64_enabled and not _dt.explicit_x64_allowed:  # (NOTE: [x64 mode])
         dtype = _dt.canonical(dtype)
     if aval.dtype == dtype and aval.weak_type == weak_type and type(x) not in _dt.python_scalar_types:
         if _dt.x64_enabled or not _raw_wide_primal(x):

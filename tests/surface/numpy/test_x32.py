@@ -536,7 +536,7 @@ def test_x32_narrow_type_mixes_as_jax(x32):
 
 def test_x32_explicit_x64_dtypes_error_as_jax(x32):
     # jax_explicit_x64_dtypes='error': an explicit 64-bit dtype is JAX's ValueError ('warn', the
-    # default, truncates with the UserWarning above; 'allow' is refused: no 64-bit types in 32-bit mode)
+    # default, truncates with the UserWarning above; 'allow' keeps it, as jax's)
     funcgrad.config.update("jax_explicit_x64_dtypes", "error")
     try:
         with pytest.raises(
@@ -546,12 +546,23 @@ def test_x32_explicit_x64_dtypes_error_as_jax(x32):
         assert fnp.zeros(2, np.float32).dtype == np.float32
     finally:
         funcgrad.config.update("jax_explicit_x64_dtypes", "warn")
-    funcgrad.config.update("jax_explicit_x64_dtypes", "allow")
-    try:  # (64-bit types in 32-bit mode: not kept, so a clear error rather than a silent truncation)
-        with pytest.raises(ValueError, match="cannot be honoured"):
-            fnp.zeros(2, np.float64)
-    finally:
-        funcgrad.config.update("jax_explicit_x64_dtypes", "warn")
+
+    # 'allow': explicit 64-bit dtypes kept, and promotions with them (dtypes_test's allow cases)
+    def allowed(lib):
+        lib.config.update("jax_explicit_x64_dtypes", "allow")
+        try:
+            a = lib.numpy.zeros(2, np.float64)
+            f32 = lib.numpy.ones(2, np.float32)
+            i64 = lib.numpy.ones(2).astype("int64")
+            outs = (a, i64 + 1, a * f32, a.sum(), f32 + np.float64(1), f32.astype(float))
+            steps = np.asarray(lib.numpy.linspace(0, 1, 4, dtype=np.float64)).tolist()
+            return [str(o.dtype) for o in outs] + [steps]
+        finally:
+            lib.config.update("jax_explicit_x64_dtypes", "warn")
+
+    with _jax_config.enable_x64(False):
+        want = allowed(jax)
+    assert allowed(funcgrad) == want and want[:3] == ["float64", "int64", "float64"]
     with _jax_config.enable_x64(False), _jax_config.explicit_x64_dtypes("error"):
         with pytest.raises(
             ValueError, match="Explicitly requested dtype float64 requested in zeros is not available"
