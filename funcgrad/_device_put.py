@@ -86,10 +86,18 @@ def _put_leaf(v, s: Sharding):
     check_aval_sharding(s, np.shape(v), "device_put args")
     from_array = isinstance(v, Array)
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
-    if isinstance(v, core.Tracer):
-        moved = _put_differentiated(v, s)
+    in_program = _placement_in_program(s)
+    if isinstance(v, core.Tracer) or in_program:
+        moved = _put_differentiated(v, s) if isinstance(v, core.Tracer) else None
         if moved is not None:
             return moved
+        if in_program:
+            if not isinstance(v, Array | core.Tracer):
+                v = Array._from_owned(canonical_value(np.asarray(v)), weak)
+            # NOTE: [device_put in jit]: only where the program runs (a constraint that lowers to
+            # nothing: its mesh is the program's devices), XLA lays the value out
+            spec = ((),) * v.ndim
+            return shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec, retype=True)
         if isinstance(s, NamedSharding):
             v = _constrain(v, s, strict=False)  # (device_put moves data, as reshard does)
         space = memory_space_of_kind(s.memory_kind)
@@ -121,6 +129,31 @@ def _put_leaf(v, s: Sharding):
         if b is not None and b._sharding is bridge:
             return v
     return Array._from_buffer(xla_bridge.sharded.put(value, bridge, weak_type=weak), weak)
+
+
+# NOTE: [device_put in jit]
+# JAX 0.10's device_put inside a staged program (jit) to a NamedSharding over Auto axes alone does
+# not lay the value out: its lowering is the identity (dispatch._common_device_put_lowering), the
+# sharding says only which devices the program runs on, and XLA's propagation lays the result out
+# (jit(lambda x: device_put(x * 2, NamedSharding(mesh, P('x', 'y'))))(x) is P() for a replicated
+# x). funcgrad stages a retyping constraint with no axes (it lowers to nothing on Auto axes; its
+# mesh is among the program's meshes). Explicit axes, unreduced/reduced axes and other memories
+# keep the constraint (the value's type changes); jnp.array/asarray/linspace(device=) are JAX's
+# conversion to a sharding, a constraint (funcgrad.numpy._core.place_on).
+def _placement_in_program(s) -> bool:
+    """Whether ``device_put(x, s)`` here only says where the program runs (NOTE: [device_put in
+    jit])."""
+    return (
+        isinstance(s, NamedSharding)
+        and isinstance(s.mesh, Mesh)
+        and s.mesh.size > 1
+        and not s.mesh.abstract_mesh.explicit_axes
+        and not s.spec.unreduced
+        and not s.spec.reduced
+        and s.memory_kind in (None, "device")
+        and under_staging(core.current_trace())
+        and not get_abstract_mesh().manual_axes
+    )
 
 
 def placed_in_context(x):

@@ -273,8 +273,10 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     if value.ndim:
         raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
     out = st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
-    if sharding is None:
-        return out
+    if sharding is None or (
+        type(out) is not Array and isinstance(getattr(sharding, "mesh", None) or sharding, Mesh | Sharding)
+    ):
+        return out  # (JAX's: a sharding over devices "ignored in jitted mode", its traced fill unplaced)
     if type(out) is Array and out.weak_type and isinstance(sharding, Sharding):
         # (a concrete value for a concrete sharding is built strongly typed, as JAX's
         # make_array_from_callback: lax.full((2,), 2.0, sharding=s) is not weak there)

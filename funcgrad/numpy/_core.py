@@ -378,14 +378,12 @@ def place_on(x, device, name: str, keep_if_placed: bool = False):
     >>> place_on(x, _devices.devices()[0], "asarray", True) is x, x.committed
     (True, False)
     """
-    if (
-        isinstance(device, NamedSharding)
-        and not isinstance(x, core.Tracer)
-        and device.memory_kind in (None, "device")
-        and under_staging(core.current_trace())
-    ):  # (JAX's conversion to a sharding, staged of a constant too: the program lays it out)
+    if isinstance(device, NamedSharding) and under_staging(core.current_trace()):
         check_aval_sharding(device, np.shape(x), "device_put args")
-        return _placement._constrain(x, device, strict=False)
+        if name in _CONVERTS and device.memory_kind in (None, "device"):
+            # (JAX's conversion to a sharding, staged of a constant too: the program lays it out)
+            return _placement._constrain(x, device, strict=False)
+        return _placement.device_put_sharded(x, device)  # (JAX's device_put: NOTE: [device_put in jit])
     if isinstance(x, core.Tracer):
         if _devices.device_count() == 1:
             return x
@@ -404,6 +402,11 @@ def place_on(x, device, name: str, keep_if_placed: bool = False):
     if name in ("array", "asarray") and isinstance(x, Array) and x.committed:
         _check_same_devices(x, device)
     return x.to_device(device)
+
+
+# The functions whose device= is JAX's conversion to a sharding (convert_element_type's sharding=,
+# a constraint) inside jit; the others' is JAX's device_put (NOTE: [device_put in jit]).
+_CONVERTS = frozenset({"array", "asarray", "linspace"})
 
 
 def _check_same_devices(x, device) -> None:

@@ -54,8 +54,26 @@ def test_fill_device_is_ignored_inside_jit(lib, np_):
     # jit (the fill is traced; full places only a concrete one): funcgrad honoured it (and refused
     # a Device as "a traced value has no placement")
     s = _sharding(lib)
-    out = lib.jit(lambda: np_.zeros((8, 2), device=s))()
-    assert out.sharding == lib.sharding.SingleDeviceSharding(lib.devices()[0]) and not out.committed
+    for f in (lambda: np_.zeros((8, 2), device=s), lambda: lib.lax.full((8, 2), 1.0, sharding=s)):
+        out = lib.jit(f)()
+        assert out.sharding == lib.sharding.SingleDeviceSharding(lib.devices()[0]) and not out.committed
     out = lib.jit(lambda x: np_.full_like(x, 2.0, device=lib.devices()[1]))(INP)
     assert out.devices() == {lib.devices()[0]} and not out.committed
     np.testing.assert_array_equal(np.asarray(out), np.full_like(INP, 2))
+
+
+@pytest.mark.parametrize("lib,np_", [(funcgrad, fnp), (jax, jax.numpy)], ids=["funcgrad", "jax"])
+def test_device_put_inside_jit_says_where_the_program_runs(lib, np_):
+    # JAX's device_put inside jit (Auto axes) lowers to nothing: the program runs on the
+    # sharding's devices and XLA lays the result out (replicated here); funcgrad constrained it to
+    # the sharding, and placed a constant eagerly (the jit's result then on one device)
+    s = _sharding(lib)
+    replicated = lib.sharding.NamedSharding(s.mesh, lib.sharding.PartitionSpec())
+    for f in (
+        lambda x: lib.device_put(x * 2, s),
+        lambda x: lib.device_put(INP * 2, s),
+        lambda x: np_.eye(8, device=s) + x[0, 0] * 0,
+    ):
+        out = lib.jit(f)(INP)
+        assert out.sharding == replicated and out.committed
+    np.testing.assert_array_equal(np.asarray(out), np.eye(8))
