@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -640,7 +641,12 @@ def _refuse_reduce_axes(reduce_axes) -> None:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
 
 
-_THIS_FILE = (__file__,)
+# (grad's own frames and those of vmap's machinery between a user's call and grad: vmap(grad(f))
+# asks too, as JAX's seed is transferred there; NOTE: [transfer guard])
+_SEED_FRAMES = (__file__,) + tuple(
+    os.path.join(os.path.dirname(__file__), *path)
+    for path in (("_vmap.py",), ("_api_util.py",), ("kernel", "batching.py"), ("kernel", "traceback_util.py"))
+)
 
 
 def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value: bool):
@@ -676,7 +682,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value
                 # (of the value's dtype; grad's cached program may not keep the value: a gradient's)
                 known = tu.tree_leaves(out) or tu.tree_leaves(grads)
                 seed_dtype = core.get_aval(known[0]).dtype if known else np.float32
-                _transfer_guard.eager_operand(np.ones((), seed_dtype), _THIS_FILE)
+                _transfer_guard.eager_operand(np.ones((), seed_dtype), _SEED_FRAMES)
             g = grads[0] if isinstance(argnums, int) else tuple(grads)
             return ((out, aux), g) if has_aux else (out, g)
         except Exception as e:

@@ -309,6 +309,7 @@ def _transfer_outcomes(api, np_module, caplog):
         "x[::2] x[:]": lambda: (dev[::2], dev[:], dev[None]),
         "x.at[:].set(x)": lambda: dev.at[:].set(dev),
         "grad sum": lambda: api.grad(lambda a: a.sum())(dev),
+        "vmap grad": lambda: api.vmap(api.grad(lambda a: a))(dev),
     }
     out = {}
     for level in ("allow", "log", "disallow", "log_explicit", "disallow_explicit"):
