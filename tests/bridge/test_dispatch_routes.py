@@ -5,14 +5,13 @@ cache entries), the one argument split, the redirect row, and what a call's retu
 
 The native route exists only while jax's config is not loaded. Another test of the same worker may
 import jax at any time, so the in-process twin tests look at that when they run (and skip), and
-a slow test always runs them again in a fresh interpreter without jax."""
+a slow test always runs them again in a fresh interpreter without jax (test_c_speedups's
+``test_in_a_fresh_process[c]``, whose pytest process runs the ``twin`` tests of this file too)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,8 +20,6 @@ from funcgrad.xla_bridge.runtime import cpu_async_dispatch
 
 import funcgrad
 import funcgrad.numpy as fnp
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def jax_loaded() -> bool:
@@ -83,7 +80,7 @@ def _run_twins(first: str) -> None:
 @pytest.mark.parametrize("first", ["c", "python"])
 def test_the_c_route_and_its_python_twin_share_results_and_cache_entries(first):
     if jax_loaded():
-        pytest.skip("jax owns jaxlib's dispatch state here: test_in_a_fresh_process_without_jax runs this")
+        pytest.skip("jax owns jaxlib's dispatch state here: test_c_speedups's fresh process runs this")
     if not C_BUILT:
         pytest.skip("the C hot path is not built: both routes are the Python twin")
     _run_twins(first)
@@ -91,7 +88,7 @@ def test_the_c_route_and_its_python_twin_share_results_and_cache_entries(first):
 
 def test_the_twins_word_errors_the_same_way():
     if jax_loaded():
-        pytest.skip("jax owns jaxlib's dispatch state here: test_in_a_fresh_process_without_jax runs this")
+        pytest.skip("jax owns jaxlib's dispatch state here: test_c_speedups's fresh process runs this")
     f = funcgrad.jit(lambda a, n: a * len(n), static_argnums=1)
     f(np.ones(2), (1, 2))
     for call in (lambda: f(np.ones(2), [1, 2]), lambda: f._native_route((np.ones(2), [1, 2]), {})):
@@ -106,7 +103,7 @@ def test_the_twins_key_static_arguments_by_type():
     # NOTE: [strict static keys]: 1, 1.0 and True hash and compare equal; each is its own entry,
     # which either twin makes and the other hits.
     if jax_loaded():
-        pytest.skip("jax owns jaxlib's dispatch state here: test_in_a_fresh_process_without_jax runs this")
+        pytest.skip("jax owns jaxlib's dispatch state here: test_c_speedups's fresh process runs this")
     fun = lambda a, s, *, t=1: a * s + t  # noqa: E731
     f = funcgrad.jit(fun, static_argnums=1, static_argnames="t")
     x = np.arange(3)
@@ -119,26 +116,6 @@ def test_the_twins_key_static_arguments_by_type():
             assert got.dtype == want.dtype and got.tolist() == want.tolist(), (args, kwargs)
     assert f._native_misses == len(cases)
     assert f._native_calls == 2 * len(cases)
-
-
-@pytest.mark.slow
-def test_in_a_fresh_process_without_jax():
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-o",
-        "addopts=",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        __file__,
-        "-k",
-        "twin",
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert " passed" in proc.stdout, proc.stdout[-3000:]
 
 
 def test_one_split_serves_the_trace_cache_and_the_native_key():
