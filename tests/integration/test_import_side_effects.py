@@ -1,12 +1,14 @@
 """Importing and using funcgrad changes nothing outside funcgrad: not the allocator (NOTE: [eager
 allocations]), not ``sys.meta_path`` (NOTE: [no jax import]), not jaxlib's or Python's logging
 (NOTE: [jaxlib's log level]), not the environment, warning filters, NumPy's error state or signal
-handlers. Each check runs in a fresh interpreter, which is what a user's notebook is."""
+handlers. The checks run in fresh interpreters (one per mode for the state and the allocator), which
+is what a user's notebook is."""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import json
 import os
 import subprocess
@@ -59,79 +61,12 @@ needs_glibc = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not _glibc(), reason="glibc's malloc (mallinfo2)"
 )
 
-RSS = (
+# One session per mode checks the process state, the allocator's mmap threshold and the return of a
+# large array's memory, in that order, in one fresh interpreter (three interpreters per mode cost
+# about 2 CPU-s more): ``GLIBC`` is whether this libc has mallinfo2 (the allocator checks need it).
+SESSION = (
     """
-import json
-import numpy as np
-
-def rss_mib():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-
-if MODE != "numpy":
-"""
-    + textwrap.indent(USE_FUNCGRAD, "    ")
-    + """
-start = rss_mib()
-big = np.ones(512 << 20, np.uint8)  # 512 MiB (far above glibc's 32 MiB mmap ceiling), every page touched
-later = np.ones(1 << 20)  # allocated after it, as a notebook goes on
-peak = rss_mib()
-del big
-print(json.dumps({"start": start, "peak": peak, "end": rss_mib()}))
-"""
-)
-
-
-@needs_glibc
-def test_deleting_a_large_array_returns_its_memory_with_funcgrad_imported():
-    out, _ = _run(RSS, "default")
-    assert out["peak"] - out["start"] > 480  # the array was resident
-    assert out["end"] - out["start"] < 100, out  # and its memory went back to the system
-    # The opt-in is what kept it (NOTE: [eager allocations]): with it, the freed block stays in the
-    # heap under the array allocated after it -- which is why it is not done at import.
-    tuned, _ = _run(RSS, "tuned")
-    assert tuned["end"] - tuned["start"] > 480, tuned
-
-
-MMAP = (
-    """
-import ctypes, ctypes.util, json
-import numpy as np
-
-class MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
-        "keepcost")]
-
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-libc.mallinfo2.restype = MallInfo2
-libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-"""
-    + USE_FUNCGRAD
-    + """
-before = libc.mallinfo2().hblkhd
-p = libc.malloc(64 << 20)  # above glibc's largest dynamic mmap threshold (32 MiB)
-mapped = libc.mallinfo2().hblkhd - before
-libc.free(p)
-print(json.dumps({"mapped_mib": mapped / 2**20}))
-"""
-)
-
-
-@needs_glibc
-def test_importing_funcgrad_changes_no_malloc_setting():
-    # glibc maps a 64 MiB block with mmap unless M_MMAP_MAX is 0 (what the opt-in sets).
-    out, _ = _run(MMAP, "default")
-    assert out["mapped_mib"] >= 64, out
-    tuned, _ = _run(MMAP, "tuned")
-    assert tuned["mapped_mib"] == 0, tuned
-
-
-STATE = (
-    """
-import gc, json, logging, os, signal, sys, threading, warnings
+import ctypes, ctypes.util, gc, json, logging, os, signal, sys, threading, warnings
 import numpy as np, scipy, ml_dtypes, jaxlib  # funcgrad's dependencies, imported first
 from jaxlib import xla_client
 
@@ -162,13 +97,66 @@ np.asarray(y)  # reads the shards (NOTE: [no jax import])
 funcgrad.device_put(np.ones(2)).unsafe_buffer_pointer()
 after = snapshot()
 changed = {k: [before[k], after[k]] for k in before if before[k] != after[k]}
-print(json.dumps({"changed": changed, "jax": "jax" in sys.modules}, default=str))
+out = {"changed": changed, "jax": "jax" in sys.modules}
+
+if GLIBC:
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+            "keepcost")]
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    libc.mallinfo2.restype = MallInfo2
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    start = libc.mallinfo2().hblkhd
+    p = libc.malloc(64 << 20)  # above glibc's largest dynamic mmap threshold (32 MiB)
+    out["mapped_mib"] = (libc.mallinfo2().hblkhd - start) / 2**20
+    libc.free(p)
+
+    def rss_mib():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+    start = rss_mib()
+    big = np.ones(512 << 20, np.uint8)  # 512 MiB (far above glibc's 32 MiB mmap ceiling), every page touched
+    later = np.ones(1 << 20)  # allocated after it, as a notebook goes on
+    peak = rss_mib()
+    del big
+    out["rss"] = {"start": start, "peak": peak, "end": rss_mib()}
+print(json.dumps(out, default=str))
 """
 )
 
 
+@functools.cache
+def _session(mode: str) -> dict:
+    return _run(f"GLIBC = {_glibc()!r}\n" + SESSION, mode)[0]
+
+
+@needs_glibc
+def test_deleting_a_large_array_returns_its_memory_with_funcgrad_imported():
+    out = _session("default")["rss"]
+    assert out["peak"] - out["start"] > 480  # the array was resident
+    assert out["end"] - out["start"] < 100, out  # and its memory went back to the system
+    # The opt-in is what kept it (NOTE: [eager allocations]): with it, the freed block stays in the
+    # heap under the array allocated after it -- which is why it is not done at import.
+    tuned = _session("tuned")["rss"]
+    assert tuned["end"] - tuned["start"] > 480, tuned
+
+
+@needs_glibc
+def test_importing_funcgrad_changes_no_malloc_setting():
+    # glibc maps a 64 MiB block with mmap unless M_MMAP_MAX is 0 (what the opt-in sets).
+    out = _session("default")
+    assert out["mapped_mib"] >= 64, out
+    tuned = _session("tuned")
+    assert tuned["mapped_mib"] == 0, tuned
+
+
 def test_importing_and_using_funcgrad_changes_no_process_state():
-    out, _ = _run(STATE, "default")
+    out = _session("default")
     assert out["changed"] == {}
     assert out["jax"] is False  # jaxlib's lazy 'import jax' was refused, not taken
 
