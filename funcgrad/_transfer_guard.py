@@ -158,12 +158,19 @@ def host_value(value, *, is_explicit: bool = False, device=None) -> None:
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# (the wrappers every public funcgrad.numpy function may sit in: the surface templates', the
+# array-like argument checks')
+_PUBLIC_WRAPPERS = (
+    _PACKAGE + os.path.join("kernel", "templates.py"),
+    _PACKAGE + os.path.join("numpy", "_arraylike.py"),
+)
 
 
 def _from_user(skip: tuple[str, ...]) -> bool:
     """Whether the call being asked about came from outside funcgrad: the first frame above the
-    asking function (and above frames of the files ``skip``, its public wrappers) is not
-    funcgrad's."""
+    asking function (and above frames of the files ``skip``, its public wrappers, and of the
+    public namespaces' own wrappers) is not funcgrad's."""
+    skip = skip + _PUBLIC_WRAPPERS
     frame = sys._getframe(3)
     while frame is not None and frame.f_code.co_filename.endswith(skip):
         frame = frame.f_back

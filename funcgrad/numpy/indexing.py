@@ -56,13 +56,8 @@ __all__ = [
 
 
 _guard = _transfer_guard.state
-# (the public indexing entry points: x[idx] here, x.at[idx] in index_update.py, both through
-# the surface templates' wrappers)
-INDEX_FILES = (
-    __file__,
-    os.path.join(os.path.dirname(__file__), "index_update.py"),
-    template_public_functions.__code__.co_filename,
-)
+# (the public indexing entry points: x[idx] here, x.at[idx] in index_update.py)
+INDEX_FILES = (__file__, os.path.join(os.path.dirname(__file__), "index_update.py"))
 
 
 def index_transfer(idx, shape: tuple[int, ...]):
