@@ -5,6 +5,7 @@ checked here, so a violating import fails the suite."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import pathlib
 import shutil
@@ -99,6 +100,24 @@ def _project_modules():
         yield from sorted((ROOT / package).rglob("*.py"))
 
 
+@functools.cache
+def _parsed(path):
+    """A module's source lines and syntax tree, parsed once for the tests below."""
+    text = path.read_text()
+    return text.splitlines(), ast.parse(text, str(path))
+
+
+def _function_local_imports(tree):
+    """The import statements in function bodies, each once however deep the functions nest."""
+    stack = [(tree, False)]
+    while stack:
+        node, in_function = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, ast.Import | ast.ImportFrom):
+                yield child
+            stack.append((child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)))
+
+
 def _imported_names(node) -> list[str]:
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
@@ -113,7 +132,7 @@ def test_the_kernel_imports_only_itself_numpy_and_jaxlibs_pytrees():
     allowed_third_party = ("numpy", "ml_dtypes", "jaxlib._jax.pytree", "jaxlib._jax")
     offenders = []
     for path in sorted((ROOT / "funcgrad" / "kernel").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_parsed(path)[1]):
             for name in _imported_names(node):
                 top = name.split(".")[0]
                 if top in sys.stdlib_module_names or name.startswith(("funcgrad.kernel", "__future__")):
@@ -131,20 +150,20 @@ def test_no_function_local_import_of_project_modules():
     exception is an import deferred for import-time cost, marked with a comment saying so."""
     offenders = []
     for path in _project_modules():
-        lines = path.read_text().splitlines()
-        for node in ast.walk(ast.parse("\n".join(lines))):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        lines, tree = _parsed(path)
+        for inner in _function_local_imports(tree):
+            names = _imported_names(inner)
+            if not any(n.split(".")[0] == "funcgrad" for n in names):
                 continue
-            for inner in ast.walk(node):
-                names = _imported_names(inner)
-                if not any(n.split(".")[0] == "funcgrad" for n in names):
-                    continue
-                if "import-time cost" in lines[inner.lineno - 1]:
-                    continue
-                offenders.append(
-                    f"{path.relative_to(ROOT)}:{inner.lineno}: {lines[inner.lineno - 1].strip()}"
-                )
+            if "import-time cost" in lines[inner.lineno - 1]:
+                continue
+            offenders.append(f"{path.relative_to(ROOT)}:{inner.lineno}: {lines[inner.lineno - 1].strip()}")
     assert not offenders, offenders
+
+
+def test_the_function_local_import_check_sees_one():
+    tree = ast.parse("import funcgrad\ndef f():\n    def g():\n        import funcgrad.numpy\n    return g\n")
+    assert [n.lineno for n in _function_local_imports(tree)] == [4]
 
 
 def _dynamic_import_calls(tree):
@@ -163,8 +182,7 @@ def test_dynamic_imports_only_load_a_packages_own_submodules_lazily():
     # top-level names: the surface's top floor).
     offenders = []
     for path in _project_modules():
-        tree = ast.parse(path.read_text(), str(path))
-        for call in _dynamic_import_calls(tree):
+        for call in _dynamic_import_calls(_parsed(path)[1]):
             if path.name != "__init__.py":
                 offenders.append(f"{path.relative_to(ROOT)}:{call.lineno}")
     assert not offenders, f"dynamic imports outside a package's __init__.py: {offenders}"
