@@ -612,7 +612,14 @@ def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
         k = min(max(k, -(2**31)), 2**31 - 1)
     if isinstance(k, core.Tracer) or under_staging(core.current_trace()):  # (JAX's iotas, see arange)
         return _offset_mask(N, M, k, ew.eq_p, _dtype(dtype, "eye"))
+    _ask_offset(k)
     return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype, "eye")))
+
+
+def _ask_offset(k) -> None:
+    # NOTE: [transfer guard]: JAX's eager eye/tri take the diagonal offset as an int32 argument
+    if _transfer_guard.state.host_to_device and not isinstance(k, Array):
+        _transfer_guard.eager_host_value(np.int32(k), _WRAPPERS)
 
 
 def _offset_mask(n, m, k, compare, dtype):
@@ -650,6 +657,7 @@ def tri(N, M=None, k: int = 0, dtype=None):
         asarray(k)  # (a Python int k past the default integer: JAX's OverflowError)
     if isinstance(k, core.Tracer) or under_staging(core.current_trace()):  # (as eye)
         return _offset_mask(N, M, k, ew.le_p, _dtype(dtype, "tri"))
+    _ask_offset(k)
     return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype, "tri")))
 
 
