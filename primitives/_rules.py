@@ -121,6 +121,18 @@ def xla_extremum(out, x, y, *, for_max: bool):
     return out
 
 
+def complex_extremum(x, y, *, for_max: bool):
+    """JAX's complex ``max`` (``for_max``) or ``min`` of NumPy operands: ``x`` where it is the
+    larger/smaller in the lexicographic order (real parts, ties broken by the imaginary parts),
+    else ``y`` -- a comparison with a NaN part is false, so a NaN propagates only from ``y``
+    (NumPy's ``maximum`` propagates any). The lowering's ``complex_select``."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    cmp = np.greater if for_max else np.less
+    with np.errstate(invalid="ignore"):
+        pick = np.where(x.real == y.real, cmp(x.imag, y.imag), cmp(x.real, y.real))
+    return np.where(pick, x, y)
+
+
 def xla_zero_of_extremum(out, x, seen, *, for_max: bool):
     """A max (``for_max``) or min reduction or scan ``out`` with XLA's zero: where it is a zero,
     +0 for a max that saw a +0 (``seen(zeros)``: whether the operand's ``zeros`` of the other sign,

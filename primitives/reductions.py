@@ -36,6 +36,7 @@ from funcgrad.primitives._rules import (
     JET_OF_SUBPROGRAM,
     aval_of,
     checked_impl,
+    complex_extremum,
     reduction_batch,
     xla_zero_of_extremum,
 )
@@ -214,6 +215,13 @@ def _reduce_impl(np_fn, identity, for_max):
         if x.size == 0:
             shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
             return np.full(shape, identity(x.dtype), dtype=x.dtype)
+        if x.dtype.kind == "c":  # (JAX's reduction: its complex max/min folded from the identity)
+            rest = [i for i in range(x.ndim) if i not in axes]
+            flat = np.transpose(x, rest + list(axes)).reshape(*(x.shape[i] for i in rest), -1)
+            acc = np.full(flat.shape[:-1], identity(x.dtype), x.dtype)
+            for k in range(flat.shape[-1]):
+                acc = complex_extremum(acc, flat[..., k], for_max=for_max)
+            return acc
         out = np_fn(x, axis=axes)  # (NOTE: [XLA's signed zeros in max and min])
         return xla_zero_of_extremum(out, x, lambda z: np.logical_or.reduce(z, axis=axes), for_max=for_max)
 

@@ -252,7 +252,8 @@ def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial,
         a = _masked(a, where, _identity(a.dtype, identity_name == "maximum"))
     res = prim_reduce(a, axes)
     if initial is not None:
-        res = (ew.max_p if identity_name == "maximum" else ew.min_p).bind(res, init)
+        # (JAX's op(initial, result): for complex values the order decides a NaN's fate)
+        res = (ew.max_p if identity_name == "maximum" else ew.min_p).bind(init, res)
     return _keepdims(res, in_shape, axes, keepdims)
 
 

@@ -22,6 +22,7 @@ from funcgrad.primitives._rules import (
     broadcast_operand_shapes,
     broadcast_to_shape,
     coerce_pair,
+    complex_extremum,
     const_like,
     elementwise_batch,
     naryop,
@@ -469,9 +470,15 @@ def _minmax(name, impl):
     return p
 
 
+def _extremum(ufunc, x, y, for_max):
+    if np.iscomplexobj(x) or np.iscomplexobj(y):  # (JAX's lexicographic pick, NaN parts included)
+        return complex_extremum(x, y, for_max=for_max)
+    return xla_extremum(ufunc(x, y), x, y, for_max=for_max)
+
+
 # (NOTE: [XLA's signed zeros in max and min])
-max_p = _minmax("max", lambda x, y: xla_extremum(np.maximum(x, y), x, y, for_max=True))
-min_p = _minmax("min", lambda x, y: xla_extremum(np.minimum(x, y), x, y, for_max=False))
+max_p = _minmax("max", lambda x, y: _extremum(np.maximum, x, y, True))
+min_p = _minmax("min", lambda x, y: _extremum(np.minimum, x, y, False))
 
 
 # (kept_when_dead: JAX removes nothing while tracing, so jvp of a jit or checkpoint holding an

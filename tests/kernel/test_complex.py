@@ -84,7 +84,7 @@ SURFACE = {
         lambda m: m.maximum(np.array([1 + 2j, 1 + 1j, 2 - 5j]), np.array([1 + 3j, 1 + 1j, 1 + 9j])),
         None,
     ),
-    "minimum_nan": (lambda m: m.minimum(np.array([np.nan + 0j, 1j]), np.array([1 + 0j, 1j * np.nan])), None),
+    # (minimum with NaN parts: JAX's pick, not NumPy's propagation; test_lax_complex_parts_follow_jax)
     "max": (lambda m: m.max(np.array([1 + 2j, 1 + 3j, -5 + 9j])), None),
     # (argmin/argmax of complex values: JAX's TypeError, test_numpy_errors.py)
     "sort": (lambda m: m.sort(np.array([2 + 1j, 1 + 3j, 1 - 1j, np.nan + 0j, 1 + np.nan * 1j])), None),
@@ -374,6 +374,13 @@ def test_lax_complex_parts_follow_jax():
     _close(lax.complex(Z.real, Z.imag), Z)
     _close(lax.conj(Z.real), np.asarray(jax.lax.conj(Z.real)))  # a real operand gives complex
     _close(lax.max(Z, W), np.asarray(jax.lax.max(Z, W)))
+    # NaN parts: JAX's lexicographic pick (the first operand where it compares larger/smaller, else
+    # the second), not NumPy's propagation; reductions fold it from the identity
+    a, b = np.array([np.nan + 0j, 1j, np.nan - 1j, 2.0]), np.array([1 + 0j, 1j * np.nan, 3.0, np.nan])
+    for f in (lambda m: m.minimum(a, b), lambda m: m.maximum(b, a), lambda m: m.max(a), lambda m: m.min(b)):
+        want = np.asarray(f(jnp))
+        for got in (f(fnp), funcgrad.jit(lambda f=f: f(fnp))()):
+            assert np.asarray(got).tobytes() == want.tobytes()
 
 
 # ----------------------------------------------------------------------------------------------

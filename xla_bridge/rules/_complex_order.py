@@ -4,8 +4,10 @@ compare complex operands (``max``/``min``, ``reduce_max``/``reduce_min``).
 Layer: xla_bridge (compiler half). Imports numpy, the kernel's dtypes and ``xla_bridge.emitter``.
 
 StableHLO's ``maximum``/``minimum``/``compare LT`` take no complex operands; NumPy and JAX order
-complex numbers by real part, then imaginary part, and NumPy's ``maximum``/``max`` propagate a
-NaN (a value with a NaN part) -- which the eager impls do, so the lowering does too.
+complex numbers by real part, then imaginary part. ``max``/``min`` and their reductions pick as
+JAX's lowering does (``complex_select``: the first operand where it compares larger/smaller, else
+the second, so a NaN part propagates only where it comes second); the scatters and cumulative
+scans still propagate a NaN as NumPy's ``maximum`` (``complex_pick``), as their eager impls do.
 """
 
 from __future__ import annotations
@@ -30,6 +32,15 @@ def complex_compare(fb, direction: str, a: str, b: str, aval) -> str:
     real_cmp = fb.compare(direction, ra, rb, part, shape)
     imag_cmp = fb.compare(direction, ia, ib, part, shape)
     return fb.emit(f"stablehlo.select {real_eq}, {imag_cmp}, {real_cmp} : {tb}, {tb}")
+
+
+def complex_select(fb, direction: str, a: str, b: str, aval) -> str:
+    """JAX's complex ``max``/``min`` (its ``mlir._minmax_hlo``): ``a`` where it is the larger
+    (``direction="GT"``) or smaller (``"LT"``) of two complex operands of ``aval`` in the
+    lexicographic order, else ``b`` (a comparison with a NaN part is false: ``b``)."""
+    tb = tensor_type(tuple(aval.shape), np.bool_)
+    lex = complex_compare(fb, direction, a, b, aval)
+    return fb.emit(f"stablehlo.select {lex}, {a}, {b} : {tb}, {aval_type(aval)}")
 
 
 def complex_pick(fb, direction: str, a: str, b: str, aval) -> str:

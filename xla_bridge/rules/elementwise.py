@@ -19,7 +19,7 @@ from funcgrad.primitives.structure import broadcast_in_dim
 from funcgrad.xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
 from funcgrad.xla_bridge.rules import _cotangent_sums as cotangent_sums
 from funcgrad.xla_bridge.rules import _pad_sums as pad_sums
-from funcgrad.xla_bridge.rules._complex_order import complex_pick
+from funcgrad.xla_bridge.rules._complex_order import complex_select
 from funcgrad.xla_bridge.rules._lapack import lower_fun
 
 from funcgrad.kernel import dtypes as _fdt
@@ -312,12 +312,12 @@ def _add_any(ctx, x, y):
 
 
 def _minmax_rule(op: str, direction: str):
-    # Complex operands compare lexicographically, as NumPy and JAX order them (``complex_pick``).
+    # Complex operands compare lexicographically, as JAX's lowering picks (``complex_select``).
     def rule(ctx, x, y):
         a, b = ctx.operands([x, y])
         out = ctx.avals_out[0]
         if out.dtype.kind == "c":
-            return complex_pick(ctx.fb, direction, a, b, out)
+            return complex_select(ctx.fb, direction, a, b, out)
         return ctx.fb.binary(op, a, b, out)
 
     rule.__name__ = f"_{op.split('.')[-1]}"

@@ -26,7 +26,7 @@ from funcgrad.xla_bridge.emitter import (
     widen_sub_byte,
     xla_dtype,
 )
-from funcgrad.xla_bridge.rules._complex_order import complex_compare, complex_pick
+from funcgrad.xla_bridge.rules._complex_order import complex_compare, complex_select
 
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.ir import ShapedArray
@@ -92,14 +92,14 @@ def _reduce_prod(ctx, x, *, axes):
 
 
 def _reduce_complex(ctx, x, direction, init_value, axes):
-    # A reduce whose body picks the lexicographically larger/smaller complex value (or a NaN).
+    # A reduce whose body picks the lexicographically larger/smaller complex value, as JAX's.
     a, out, fb = ctx.avals_in[0], ctx.avals_out[0], ctx.fb
     dtype = np.dtype(a.dtype)
     init = fb.const(init_value, dtype)
     r = fb.region()
     acc, new = r.fresh(), r.fresh()
     scalar = ShapedArray((), dtype)
-    pick = complex_pick(r, direction, acc, new, scalar)
+    pick = complex_select(r, direction, acc, new, scalar)
     st = tensor_type((), dtype)
     r.raw(f'"stablehlo.return"({pick}) : ({st}) -> ()')
     head = f'"stablehlo.reduce"({x}, {init}) ({{\n{fb.indent}  ^bb0({acc}: {st}, {new}: {st}):\n'

@@ -925,3 +925,37 @@ def test_histogram_of_complex_values_as_jax(kw):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, atol=1e-6)
+
+
+def test_complex_max_and_min_with_nan_parts_pick_as_jax():
+    # (session 22's fuzzer) JAX's complex max/min pick the first operand where it compares
+    # larger/smaller (real parts, then imaginary), else the second: a NaN part propagates only from
+    # the second (funcgrad propagated any, as NumPy); reductions fold that from the identity, and
+    # initial= comes first. Values: jax 0.10.2's, eager and under jit.
+    nan = np.nan
+    a = np.array([complex(nan, -1), complex(nan, 2), -1, 1, complex(1, nan), 2], np.complex64)
+    b = np.array([complex(nan, 2), -1, complex(nan, -1), complex(1, nan), 1, complex(nan, nan)], np.complex64)
+    cases = {
+        lambda: fnp.maximum(a, b): [
+            complex(nan, 2),
+            -1,
+            complex(nan, -1),
+            complex(1, nan),
+            1,
+            complex(nan, nan),
+        ],
+        lambda: fnp.max(a): 2,
+        lambda: fnp.max(np.stack([a, b, a[::-1]]), axis=0, initial=0j): [
+            2,
+            complex(1, nan),
+            1,
+            complex(1, nan),
+            complex(nan, 2),
+            complex(nan, -1),
+        ],
+    }
+    for f, want in cases.items():
+        want = np.asarray(want, np.complex64)
+        for got in (f(), funcgrad.jit(f)()):
+            np.testing.assert_array_equal(np.asarray(got).real, want.real)
+            np.testing.assert_array_equal(np.asarray(got).imag, want.imag)
