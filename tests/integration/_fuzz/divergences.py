@@ -731,6 +731,19 @@ def _jax_hyp2f1_reverse_mode(outcome) -> bool:
     )
 
 
+def _jax_complex_all_any(outcome) -> bool:
+    # jax's all/any (and logical_and/logical_or.reduce) of complex values test the real parts only
+    # (its _cast_to_bool); funcgrad tests both parts, as NumPy and jax's own astype(bool) (session
+    # 22's nanred pool, seed 2203)
+    exprs = " ".join(e for _, e in outcome.case.steps)
+    return (
+        outcome.status == "mismatch"
+        and re.search(r"\bnp\.(all|any|alltrue|sometrue|logical_and\.reduce|logical_or\.reduce)\(", exprs)
+        is not None
+        and any(getattr(x, "dtype", np.dtype(None)).kind == "c" for x in outcome.case.inputs)
+    )
+
+
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
@@ -1344,6 +1357,16 @@ DOCUMENTED: list[Divergence] = [
         "`grad(lambda a: hyp2f1(a, 1., 2., .3))(.5)`: 0.18843 (jax: TypeError; jax's `jvp` gives "
         "0.18843, as finite differences); the signature fuzzer's seed 2",
         _jax_hyp2f1_reverse_mode,
+    ),
+    Divergence(
+        "jax-complex-all-any-real-part",
+        "`np.all`/`np.any` (and `np.logical_and.reduce`/`np.logical_or.reduce`) of complex arrays.",
+        "jax is inconsistent: its reductions convert complex values to booleans from their real parts "
+        "only (`_cast_to_bool`), while its `astype(bool)`, `logical_and`, `count_nonzero` and NumPy test "
+        "both parts; funcgrad tests both parts everywhere.",
+        "`np.all(np.array([1j]))`: True (jax: False; `np.array([1j]).astype(bool)`: [True] in both); "
+        "session 22's nanred pool, seed 2203",
+        _jax_complex_all_any,
     ),
 ]
 

@@ -22,14 +22,16 @@ where its first input is floating, ``jvp`` and ``vjp`` in 64-bit mode. Calls com
 
 Session 21's pools: ``sig`` (ops_sig: signature-driven calls of every jax.numpy/linalg/fft/nn/
 scipy.special function; ``sig:new`` the functions no older table names) and ``random``/``index``/
-``half`` (ops_quad_more). A call hypothesis draws twice runs once.
+``half`` (ops_quad_more). Session 22's: ``chain``/``ovf``/``nanred`` (ops_quad_mix: dtype-mixing
+chains with weak and strong scalars, integer and float edges and casts, NaN/inf/-0 through
+reductions). A call hypothesis draws twice runs once.
 
 Run (from tests/integration; one core): ``python -m _fuzz.ops_quad --seed 1 --calls 50 [--pool lax]
 [--out DIR]`` prints each disagreement with its reproducer script; the suite's CI piece
 (test_differential_fuzz.py::test_fuzz_four_ways) runs a few calls of each pool.
 
 >>> sorted(POOLS)
-['edge', 'half', 'index', 'lax', 'lax_more', 'random', 'sig']
+['chain', 'edge', 'half', 'index', 'lax', 'lax_more', 'nanred', 'ovf', 'random', 'sig']
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import numpy as onp
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from _fuzz import compare, ops_quad_more, ops_sig, programs
+from _fuzz import compare, ops_quad_mix, ops_quad_more, ops_sig, programs
 from _fuzz.opbase import Op
 from _fuzz.ops_lax import _DRAWS as _LAX_DRAWS
 from _fuzz.ops_quad_edge import _F_PLAIN, EDGE_DRAWS
@@ -259,6 +261,7 @@ POOLS = {
     "edge": "jax.numpy at edge inputs",
     "sig": "ops_sig's signature-driven calls of every jax.numpy/linalg/fft/nn/scipy.special function",
     **{k: v.__doc__.splitlines()[0] for k, v in ops_quad_more.POOLS.items()},
+    **{k: v.__doc__.splitlines()[0] for k, v in ops_quad_mix.POOLS.items()},
 }
 
 
@@ -269,6 +272,8 @@ def calls(draw, pool):
         return draw(ops_sig.sig_calls(pool.partition(":")[2]))
     if pool in ops_quad_more.POOLS:
         return draw(ops_quad_more.POOLS[pool]())
+    if pool in ops_quad_mix.POOLS:
+        return draw(ops_quad_mix.POOLS[pool]())
     if pool.startswith("edge"):  # ("edge:_fft,_linalg": those draws only)
         only = pool.partition(":")[2].split(",")
         return draw(st.sampled_from([d for d in EDGE_DRAWS if not only[0] or d.__name__ in only]))(draw)
