@@ -23,12 +23,13 @@ checks this against JAX).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import _config_flags, _key_reuse
+from funcgrad import _config_flags, _key_reuse, _placement, _transfer_guard
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
@@ -292,6 +293,17 @@ threefry_prng_impl = register_prng(
 )
 
 
+# (the public random functions' wrappers: key reuse's in __init__.py, out_sharding='s)
+_WRAPPERS = (__file__, os.path.join(os.path.dirname(__file__), "__init__.py"), _placement.__file__)
+
+
+def _ask_host(value, dtype) -> None:
+    # NOTE: [transfer guard]: JAX's eager key/PRNGKey/fold_in take a host seed or data as an
+    # argument of their jitted functions (a host-to-device transfer)
+    if _transfer_guard.state.host_to_device and not isinstance(value, core.Tracer | Array):
+        _transfer_guard.eager_host_value(np.zeros((), dtype), _WRAPPERS)
+
+
 def PRNGKey(seed, *, impl=None) -> Array:
     """A key as raw data from an integer seed: ``uint32[2]`` holding the seed's high and low 32-bit
     words (another ``impl``'s raw key data, as JAX's ``PRNGKey``: ``uint32[4]`` for ``"rbg"``).
@@ -302,6 +314,7 @@ def PRNGKey(seed, *, impl=None) -> Array:
     """
     spec = _check_impl("PRNGKey", impl)
     _check_seed(seed, "PRNGKey")
+    _ask_host(seed, np.int32)
     return spec.seed(_offset(seed))
 
 
@@ -318,6 +331,7 @@ def key(seed, *, impl=None, dtype=None) -> KeyArray:
         raise ValueError("random.key: Cannot specify both `impl` and `dtype` (JAX's words): give one")
     spec = _check_impl("key", impl if dtype is None else dtype)
     _check_seed(seed, "key")
+    _ask_host(seed, np.int32)
     return KeyArray(spec, spec.seed(_offset(seed)))
 
 
@@ -403,6 +417,7 @@ def fold_in(key, data):
         if type(data) is int and not 0 <= data <= 0xFFFFFFFF:  # (JAX's jnp.uint32(data): NumPy's words)
             raise OverflowError(f"Python integer {data} out of bounds for uint32")
         d = _u32(int(data) & 0xFFFFFFFF)
+        _ask_host(data, np.uint32)
     keys = _typed(key, "fold_in")
     return _same_kind(key, KeyArray(keys._impl, keys._impl.fold_in(keys._base_array, d)))
 

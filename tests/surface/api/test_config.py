@@ -312,6 +312,7 @@ def _transfer_outcomes(api, np_module, caplog):
         "vmap grad": lambda: api.vmap(api.grad(lambda a: a))(dev),
         "full_like": lambda: np_module.full_like(dev, 2.0),
         "eye": lambda: np_module.eye(2),
+        "key(0)": lambda: api.random.key(0),
     }
     out = {}
     for level in ("allow", "log", "disallow", "log_explicit", "disallow_explicit"):
