@@ -302,8 +302,10 @@ def _transfer_outcomes(api, np_module, caplog):
         "jvp x + 1": lambda: api.jvp(lambda a: a + 1, (dev,), (dev,)),
         "grad x * 2": lambda: api.grad(lambda a: (a * 2.0).sum())(dev),
         "jit grad x * 2": lambda: api.jit(api.grad(lambda a: (a * 2.0).sum()))(dev),
-        # indexing's starts and indices, scatter updates and grad's seed are arguments in JAX;
-        # whole-axis and strided slices are static
+    }
+    # (under 'disallow' only) indexing's starts and indices, scatter updates, grad's seed, fills,
+    # eye's offset and a key's seed are arguments in JAX; whole-axis and strided slices are static
+    disallowed = {
         "x[0]": lambda: dev[0],
         "x[1:]": lambda: dev[1:],
         "x[::2] x[:]": lambda: (dev[::2], dev[:], dev[None]),
@@ -316,7 +318,7 @@ def _transfer_outcomes(api, np_module, caplog):
     }
     out = {}
     for level in ("allow", "log", "disallow", "log_explicit", "disallow_explicit"):
-        for name, fn in cases.items():
+        for name, fn in {**cases, **(disallowed if level == "disallow" else {})}.items():
             caplog.clear()
             try:
                 with api.transfer_guard(level):
