@@ -563,10 +563,12 @@ _EAGER_BITS = {
 def test_eager_draws_are_jaxs_bits(name):
     # (session 21's random fuzzer) JAX jits every sampler, so an eager draw is one compiled program;
     # funcgrad's ran op by op, its log/exp/log1p/tan NumPy's: float32 draws differed from jax's in
-    # the last bits (gamma 13 of 64, gumbel 26, cauchy 24, pareto 26, ...). Typed and raw keys.
+    # the last bits (gamma 13 of 64, gumbel 26, cauchy 24, pareto 26, ...). Typed and raw keys take
+    # turns over the samplers (the key's unwrapping is one path for all of them; each kind is an
+    # eager program of its own, so both for every sampler doubled the compiles: 16.6 -> 10 CPU-s).
     fn = _EAGER_BITS[name]
-    for make in ("key", "PRNGKey"):
-        want = np.asarray(fn(jax.random, getattr(jax.random, make)(42)))
-        got = np.asarray(fn(fr, getattr(fr, make)(42)))
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    make = ("key", "PRNGKey")[sorted(_EAGER_BITS).index(name) % 2]
+    want = np.asarray(fn(jax.random, getattr(jax.random, make)(42)))
+    got = np.asarray(fn(fr, getattr(fr, make)(42)))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
