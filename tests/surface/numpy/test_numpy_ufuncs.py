@@ -840,3 +840,19 @@ def test_division_by_a_broadcast_divisor_rounds_as_jax(dtype):
         for f in (lambda n, a: a / 3.0, lambda n, a: n.divide(a, row), lambda n, a: a / n.asarray(a[::-1])):
             want = np.asarray(f(jax.numpy, jax.numpy.asarray(x)))
             np.testing.assert_array_equal(np.asarray(f(fnp, fnp.asarray(x))), want)
+
+
+def test_logaddexp_reduce_is_jax_s_logsumexp():
+    # (session 22's fuzzer) JAX's logaddexp.reduce shifts by the largest finite real part, sums
+    # exp, takes log: all -inf (real or complex) is -inf, a +inf is inf, and float32 sums round as
+    # its jit does (folded pairwise by logaddexp, a complex -inf was NaN and float32 rows differed)
+    import jax
+    import jax.numpy as jnp
+
+    x = np.random.default_rng(0).standard_normal((8, 50)).astype(np.float32)
+    want = np.asarray(jax.jit(lambda x: jnp.logaddexp.reduce(x, axis=-1))(x))
+    got = np.asarray(funcgrad.jit(lambda x: fnp.logaddexp.reduce(x, axis=-1))(x))
+    assert got.tobytes() == want.tobytes()
+    assert fnp.logaddexp.reduce(np.array([complex(-np.inf, -1)], np.complex64)) == -np.inf
+    assert fnp.logaddexp.reduce(np.array([-np.inf, -np.inf])) == -np.inf
+    assert fnp.logaddexp2.reduce(np.array([np.inf, 1.0])) == np.inf
