@@ -396,6 +396,8 @@ def _constrain(x, shardings, *, strict: bool):
         if strict:
             what = "with_sharding_constraint arguments"
             check_aval_sharding(s, v.shape, what, allow_uneven=staged)
+            if not staged and v.committed:
+                _committed_on(v, s)
         else:
             check_type_divisibility(s, v.shape)  # (JAX retypes the value first: its ValueError)
             if not staged:
@@ -429,6 +431,21 @@ def _constrain(x, shardings, *, strict: bool):
         ur = shp.ur_params(s.spec.unreduced, s.spec.reduced)
         out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec, **ur))
     return tu.tree_unflatten(tree, out)
+
+
+def _committed_on(v, s) -> None:
+    """JAX's error for an eager ``with_sharding_constraint`` of an Array committed to other
+    devices, or the same in another order, than ``s``'s (a jitted identity there, which does not
+    move committed data)."""
+    have, want = list(v.sharding._device_assignment), list(s._device_assignment)
+    if have != want:
+        ids = lambda ds: [d.id for d in ds]  # noqa: E731
+        on = f"on platform {have[0].platform.upper()}"
+        raise ValueError(
+            "Received incompatible devices for jitted computation. Got argument x of _identity_fn with "
+            f"shape {v.dtype.name}[{','.join(map(str, v.shape))}] and with device ids {ids(have)} {on} and "
+            f"explicit output sharding with device ids {ids(want)} {on}"
+        )
 
 
 def _eager_constraint(x, *, mesh, spec, unreduced=frozenset(), reduced=frozenset(), retype=False):

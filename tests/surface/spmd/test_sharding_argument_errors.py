@@ -104,3 +104,18 @@ def test_keyword_arguments_with_in_shardings(lib):
     with pytest.raises(ValueError, match="pjit does not support kwargs when in_shardings is specified"):
         f(x=np.arange(8.0))
     np.testing.assert_array_equal(np.asarray(f(np.arange(8.0))), np.arange(8.0))
+
+
+@LIBS
+def test_an_eager_constraint_does_not_move_committed_data(lib):
+    # (pjit_test's test_wsc_eager_different_order_devices: funcgrad moved it, through the host)
+    sh = lib.sharding
+    d = lib.devices()
+    mesh = sh.Mesh(np.array(d[:2]), ("x",), axis_types=(sh.AxisType.Auto,))
+    swapped = sh.Mesh(np.array([d[1], d[0]]), ("x",), axis_types=(sh.AxisType.Auto,))
+    x = lib.device_put(np.arange(8), sh.NamedSharding(mesh, sh.PartitionSpec()))
+    for v, s in ((x, swapped), (lib.device_put(np.arange(8), d[3]), mesh)):
+        with pytest.raises(ValueError, match="Received incompatible devices for jitted computation"):
+            lib.lax.with_sharding_constraint(v, sh.NamedSharding(s, sh.PartitionSpec("x")))
+    out = lib.lax.with_sharding_constraint(np.arange(8), sh.NamedSharding(swapped, sh.PartitionSpec("x")))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(8))
