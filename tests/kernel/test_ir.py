@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 import subprocess
 import sys
 
@@ -241,25 +242,47 @@ def test_concretization_error_names_the_argument():
 # Import order (each package may be imported first)
 
 
+_FIRSTS = [
+    "funcgrad.primitives",
+    "funcgrad.xla_bridge",
+    "funcgrad",
+    "funcgrad.numpy",
+    "funcgrad.core",
+    "funcgrad.kernel",
+]
+
+# One interpreter loads the third-party dependencies, then each forked child imports one package
+# of funcgrad first (as tests/integration/test_layers.py's test_every_public_module_imports_first):
+# a child costs funcgrad's import, not a Python start-up and NumPy/SciPy/jaxlib's (6 interpreters
+# were about 3 CPU-s).
+_IMPORT_FIRST = """
+import os, sys
+import numpy, scipy, jaxlib._jax, ml_dtypes, opt_einsum
+failed = []
+for first in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            __import__(first)
+            import funcgrad, funcgrad.numpy as fnp
+            assert float(funcgrad.grad(fnp.sin)(0.0)) == 1.0
+        except BaseException as e:
+            print(f"{first} first: {type(e).__name__}: {e}", file=sys.stderr)
+            os._exit(1)
+        os._exit(0)
+    if os.waitpid(pid, 0)[1]:
+        failed.append(first)
+print(failed)
+"""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "first",
-    [
-        "funcgrad.primitives",
-        "funcgrad.xla_bridge",
-        "funcgrad",
-        "funcgrad.numpy",
-        "funcgrad.core",
-        "funcgrad.kernel",
-    ],
-)
-def test_import_order(first):
-    code = (
-        f"import {first}\n"
-        "import funcgrad, funcgrad.numpy as fnp\n"
-        "assert float(funcgrad.grad(fnp.sin)(0.0)) == 1.0\n"
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_import_order():
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORT_FIRST, *_FIRSTS], capture_output=True, text=True, timeout=300
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
 
 
 def test_pretty_print_takes_jaxs_use_color():
