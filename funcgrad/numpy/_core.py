@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import os
 import sys
 import warnings
 
@@ -619,6 +620,8 @@ def promote_args(*args) -> list:
     >>> [a.dtype for a in promote_args(np.float32(1), 2.0)]
     [dtype('float32'), dtype('float32')]
     """
+    if _guard.host_to_device:
+        _ask_host_operands(args)
     if args and type(args[0]) is Array:
         # Strong Arrays of one plain dtype (the common eager call): nothing to promote or check.
         # (In 32-bit mode only where the dtype is its own canonical one, NOTE: [x64 mode].)
@@ -659,6 +662,23 @@ def promote_args(*args) -> list:
             # (weak where promotion made it so: an int NumPy array with a Python float, as JAX's)
             out.append(Array(np.asarray(a, dtype=dtype), weak))
     return out
+
+
+# (the files between a user's call of a jnp function and its promotion: its own, the ufuncs' and
+# their ufunc objects')
+_PROMOTING_FILES = (
+    __file__,
+    *(os.path.join(os.path.dirname(__file__), f) for f in ("ufuncs.py", "ufunc_objects.py")),
+)
+
+
+def _ask_host_operands(args) -> None:
+    """NOTE: [transfer guard]: a host operand (a Python or NumPy scalar, a NumPy array) of a jnp
+    function the user calls outside ``jit`` is an argument of JAX's jitted function: a transfer
+    (``jnp.maximum(x, 0)``); asked only for the user's own call."""
+    for a in args:
+        if isinstance(a, (np.ndarray, np.generic, *python_scalar_types)):
+            _transfer_guard.eager_operand(a, _PROMOTING_FILES)
 
 
 def promote_args_inexact(*args) -> list:

@@ -315,6 +315,7 @@ def _transfer_outcomes(api, np_module, caplog):
         "full_like": lambda: np_module.full_like(dev, 2.0),
         "eye": lambda: np_module.eye(2),
         "key(0)": lambda: api.random.key(0),
+        "maximum(x, 0)": lambda: np_module.maximum(dev, 0),
     }
     out = {}
     for level in ("allow", "log", "disallow", "log_explicit", "disallow_explicit"):
