@@ -30,9 +30,11 @@ sets the levels (``set_level``); the checks are called where a value crosses int
 #   Eager indexing the user applies (``x[0]``, ``x[1:]``, ``x.at[i].set(v)``: JAX's starts, indices
 #   and host updates are arguments; ``x[:]``, ``x[::2]``, ``x[None]`` are static, funcgrad/numpy/
 #   indexing.py's ``index_transfer``) and an eager ``grad``'s seed (its 1.0, funcgrad/_autodiff.py)
-#   are asked too. Host operands of other eager operations (``jnp.sin(np_array)``, ``jnp.take(x,
-#   1)``, ``jacrev``'s basis) are not (JAX refuses them): a guard in funcgrad may allow more than
-#   JAX's, never less.
+#   are asked too, and so are host operands a jnp function the user calls promotes
+#   (``jnp.maximum(x, 0)``: ``funcgrad.numpy._core.promote_args``), fills (``full_like``), eye's
+#   offset and a key's seed. Host operands of other eager operations (``jnp.sin(np_array)``,
+#   ``jnp.take(x, 1)``, ``jacrev``'s basis, library constants of ``var``/``softmax``) are not (JAX
+#   refuses them): a guard in funcgrad may allow more than JAX's, never less.
 #   Under ``jit`` host values are constants of the program: nothing is transferred (JAX's too).
 # - host-to-device, explicit: ``device_put`` of host data.
 # - device-to-device: ``device_put`` of an Array to another device (explicit), a jitted call with
