@@ -744,6 +744,17 @@ def _jax_complex_all_any(outcome) -> bool:
     )
 
 
+def _jax_negative_integer_power_under_jit(outcome) -> bool:
+    # jax's integer ** np.int32(-2) (a jnp scalar made inside the program) raises eagerly (its
+    # integer_pow of a negative exponent) but under jit the exponent is traced and its general
+    # integer power computes (0 for |x| > 1); funcgrad raises in both (session 22's chain pool, 2206)
+    return (
+        outcome.status == "error"
+        and "Integers cannot be raised to negative powers" in (outcome.error or "")
+        and any(t == "jit" for t, _ in outcome.case.stack)
+    )
+
+
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
@@ -1367,6 +1378,17 @@ DOCUMENTED: list[Divergence] = [
         "`np.all(np.array([1j]))`: True (jax: False; `np.array([1j]).astype(bool)`: [True] in both); "
         "session 22's nanred pool, seed 2203",
         _jax_complex_all_any,
+    ),
+    Divergence(
+        "jax-negative-integer-power-under-jit",
+        "An integer array raised to a negative `jnp` integer scalar made inside the program "
+        "(`x ** np.int32(-2)`, `np.power(x, np.int32(-2))`), under `jit`.",
+        "jax is inconsistent: eagerly it raises TypeError ('Integers cannot be raised to negative "
+        "powers'), under `jit` the scalar is traced and its general integer power computes (0 for "
+        "`|x| > 1`, in the promoted dtype); funcgrad raises the TypeError in both.",
+        "`jit(lambda x: x ** np.int32(-2))(np.array([2, 1], np.int16))`: TypeError (jax: [0, 1] int32; "
+        "eagerly TypeError in both); session 22's chain pool, seed 2206",
+        _jax_negative_integer_power_under_jit,
     ),
 ]
 
