@@ -21,7 +21,7 @@ from funcgrad._placement import (
     device_put_sharded,
     takes_out_sharding,  # out_sharding= (JAX 0.10's explicit sharding)
 )
-from funcgrad._shardings import Sharding
+from funcgrad._shardings import NamedSharding, PartitionSpec, Sharding
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.lax._checks import _bind_check
@@ -281,6 +281,12 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
         # (a concrete value for a concrete sharding is built strongly typed, as JAX's
         # make_array_from_callback: lax.full((2,), 2.0, sharding=s) is not weak there)
         out = convert_element_type(out, out.dtype, weak_type=False)
+    spec = getattr(sharding, "spec", None)
+    if type(out) is Array and spec is not None and len(spec) > out.ndim and not any(spec[out.ndim :]):
+        # (JAX's eager full takes a spec longer than the rank whose extra entries are None: its
+        # blocks are the shard shape's leading dimensions; multi_device_test's test_lax_full_sharding)
+        kind = sharding.memory_kind
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*spec[: out.ndim]), memory_kind=kind)
     return device_put_sharded(out, sharding)
 
 

@@ -294,6 +294,9 @@ def test_make_array_from_single_device_arrays_checks_as_jax():
 def test_lax_full_and_full_like_place_their_results_as_jax():
     s = NamedSharding(MESH, P("x"))
     assert lax.full((8,), 1.0, sharding=s).sharding == s
+    # (a spec longer than the rank whose extra entries are None, as JAX's eager full takes it)
+    longer = lax.full((8,), 1.0, sharding=NamedSharding(MESH, P("x", None)))
+    assert longer.sharding == s and longer.addressable_shards[3].data.shape == (1,)
     assert lax.full_like(lax.iota("float32", 8), 1, sharding=s).sharding == s
     # (inside jit JAX ignores a sharding over devices: "ignored in jitted mode", a traced fill)
     out = funcgrad.jit(lambda a: lax.full((8,), a, sharding=s))(2.0)
