@@ -126,7 +126,7 @@ _TABLES = {"binary": BINARY, "unary": UNARY, "wide": TO_WIDE}
 @functools.cache
 def _jitted(family, name):
     """``{op: funcgrad.jit's result}`` for every op of a family on its inputs for type ``name``, from
-    one program per family and type (a jit per op and type compiled 14 x 19 programs); ``None``
+    one program per family and type (a jit per op and type compiled 13 x 19 programs); ``None``
     where that program fails (each op then compiles alone, so the failure names its op)."""
     ops = _TABLES[family]
     try:
