@@ -139,15 +139,23 @@ def test_set_operations_default_fill_is_jax_s():
 def test_set_operations_dtypes_and_weak_types_as_jax(size):
     # (the fuzzer) setdiff1d keeps ar1's dtype and weak type (ar2 is only compared with: NumPy's
     # rule too); intersect1d/setxor1d of Python scalars are weak without size=, strong with it
+    import jax
     import jax.numpy as jnp
     from jax._src import config as jax_config
 
-    for fn in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
-        for a, b in [(3, 2), (3, 2.0), (2.5, 1), (np.array([1, 2]), 2), (2, np.array([1.5]))]:
-            got = getattr(fnp, fn)(a, b, size=size)
-            with jax_config.enable_x64(True):
-                want = getattr(jnp, fn)(a, b, size=size)
-            assert (got.dtype, got.weak_type, got.tolist()) == (want.dtype, want.weak_type, want.tolist())
+    pairs = [(3, 2), (3, 2.0), (2.5, 1), (np.array([1, 2]), 2), (2, np.array([1.5]))]
+    calls = [(fn, a, b) for fn in ("union1d", "intersect1d", "setdiff1d", "setxor1d") for a, b in pairs]
+
+    def theirs():
+        return [getattr(jnp, fn)(a, b, size=size) for fn, a, b in calls]
+
+    with jax_config.enable_x64(True):
+        # (with size=, jax's 20 calls are one jitted program: their dtypes, weak types and values
+        # are the eager calls', checked; without it jax needs concrete values, so eagerly)
+        wants = theirs() if size is None else jax.jit(theirs)()
+    for (fn, a, b), want in zip(calls, wants):
+        got = getattr(fnp, fn)(a, b, size=size)
+        assert (got.dtype, got.weak_type, got.tolist()) == (want.dtype, want.weak_type, want.tolist()), fn
 
 
 def test_unique_of_an_empty_array_with_size_as_jax():
