@@ -43,7 +43,6 @@ from funcgrad.numpy._core import (
     asarray,
     aval,
     call_custom,
-    canonicalize_dtype,
     concrete_int,
     constant,
     normalize_axis,
@@ -413,7 +412,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
             DeprecationWarning,
             stacklevel=2,
         )
-    dtype = _dt.default_float if dtype is None else canonicalize_dtype(dtype)
+    dtype = _dt.default_float if dtype is None else dtype  # (astype canonicalises: JAX's x64 warning)
     out_ndim = x.ndim + 1
     axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
     if len(axes) != 1:
@@ -425,7 +424,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     classes = constant(
         np.arange(num_classes).reshape(classes_shape), x.dtype if x.dtype.kind in "iu" else x.dtype
     )
-    return fnp.asarray(fnp.equal(expanded, classes), dtype)
+    return fnp.equal(expanded, classes).astype(dtype)
 
 
 def tanh(x):
