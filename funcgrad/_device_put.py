@@ -367,6 +367,14 @@ def _constrain(x, shardings, *, strict: bool):
             out.append(v)
             continue
         if isinstance(s, SingleDeviceSharding):
+            if isinstance(v, core.Tracer) and _sharding_rules._spmd_axes.get():
+                raise ValueError(  # (JAX's words)
+                    "If you are using spmd_axis_name parameter of jax.vmap, please make sure to run your "
+                    "jitted function inside the mesh context manager. Only "
+                    "`jax.lax.with_sharding_constraint` with `jax.sharding.NamedSharding` as an input can be "
+                    "transformed with spmd_axis_name "
+                    f"batching rules outside of an explicit mesh context manager scope {s!r}"
+                )
             out.append(v)
             continue
         if not isinstance(s, NamedSharding):

@@ -207,6 +207,13 @@ def spmd_axis_name(names: tuple):
 
 
 def _constraint_batch(axis_size, vals, dims, *, mesh, spec, **ur):
+    spmd = tuple(_spmd_axes.get())
+    if spmd and set(spmd) & {n for p in spec for n in p}:  # (JAX's words)
+        shown = ", ".join("None" if not p else repr(p[0]) if len(p) == 1 else repr(p) for p in spec)
+        raise ValueError(
+            f"vmap spmd_axis_name {spmd} cannot appear in with_sharding_constraint spec, but got "
+            f"spec P({shown})"
+        )
     vmapped = vmapped_axes()
     names = tuple(n for n in vmapped if n in mesh.axis_names and all(n not in p for p in spec))
     return sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0], names), **ur), dims[0]

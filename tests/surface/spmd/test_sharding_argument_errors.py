@@ -119,3 +119,19 @@ def test_an_eager_constraint_does_not_move_committed_data(lib):
             lib.lax.with_sharding_constraint(v, sh.NamedSharding(s, sh.PartitionSpec("x")))
     out = lib.lax.with_sharding_constraint(np.arange(8), sh.NamedSharding(swapped, sh.PartitionSpec("x")))
     np.testing.assert_array_equal(np.asarray(out), np.arange(8))
+
+
+@LIBS
+def test_constraints_under_vmap_with_spmd_axis_name(lib):
+    # (pjit_test's test_with_sharding_constraint_vmap_spmd_axis_name_error,
+    # test_vmap_spmd_axis_name_error: funcgrad skipped the axis, and the one-device constraint)
+    sh = lib.sharding
+    mesh = lib.make_mesh((2, 2), ("x", "y"), axis_types=(sh.AxisType.Auto,) * 2)
+    xs = np.arange(64.0, dtype=np.float32).reshape(4, 16)
+    f = lambda x: lib.lax.with_sharding_constraint(x, sh.NamedSharding(mesh, sh.PartitionSpec("x")))  # noqa: E731
+    with pytest.raises(ValueError, match=r"vmap spmd_axis_name \('x',\) cannot appear in"):
+        lib.vmap(f, spmd_axis_name="x")(xs)
+    one = sh.SingleDeviceSharding(lib.devices()[0])
+    g = lib.vmap(lambda x: lib.lax.with_sharding_constraint(x, one), spmd_axis_name="x")
+    with pytest.raises(ValueError, match="If you are using spmd_axis_name parameter of jax.vmap"):
+        lib.jit(g)(lib.device_put(np.arange(8), one))
