@@ -484,6 +484,8 @@ def top_k(operand, k: int, *, axis: int = -1):
     [[[3.0, 4.0]], [[1, 0]]]
     """
     operand = asarray(operand)
+    if _dt.kind(operand.dtype) == "c":  # (JAX's type and words: its shape rule's first check)
+        raise ValueError("top_k is not compatible with complex inputs.")
     ax = int(axis)
     if not -operand.ndim <= ax < operand.ndim:  # (JAX's words first; a scalar has no axis)
         raise ValueError(

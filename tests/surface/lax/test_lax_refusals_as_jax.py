@@ -243,6 +243,7 @@ WORDED = [
     ("top_k_k_too_large", lambda lax, np_: lax.top_k(np_.ones((2, 3)), 4)),
     ("top_k_k_negative", lambda lax, np_: lax.top_k(np_.ones((2, 3)), -1)),
     ("top_k_of_a_scalar", lambda lax, np_: lax.top_k(np_.float32(1.0), 1)),
+    ("top_k_of_complex", lambda lax, np_: lax.top_k(np_.ones(2, np_.complex64), 1)),  # (session 22)
     ("bitcast_to_bool", lambda lax, np_: lax.bitcast_convert_type(np_.ones(2, np.float32), np.bool_)),
     ("bitcast_from_bool", lambda lax, np_: lax.bitcast_convert_type(np_.ones(2, bool), np.int8)),
     ("bitcast_complex", lambda lax, np_: lax.bitcast_convert_type(np_.ones(2, np.complex64), np.float32)),
