@@ -56,7 +56,7 @@ __all__ = [
 
 
 def _float_dtype(dtype, name="random"):
-    dtype = _dt.default_float if dtype is None else check_user_dtype(dtype, name)
+    dtype = _dt.default_float if dtype is None else check_user_dtype(dtype)  # (JAX names no function here)
     if not _dt.is_float(dtype):
         short = name.rpartition(".")[2]  # (JAX's words: "dtype argument to `normal` ...")
         raise ValueError(
@@ -66,7 +66,7 @@ def _float_dtype(dtype, name="random"):
 
 
 def _int_dtype(dtype, name="random"):
-    dtype = _dt.default_int if dtype is None else check_user_dtype(dtype, name)
+    dtype = _dt.default_int if dtype is None else check_user_dtype(dtype)
     if dtype.kind not in "iu":
         raise ValueError(f"{name}: dtype must be an integer dtype, got {dtype.name}")
     return dtype

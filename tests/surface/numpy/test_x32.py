@@ -597,11 +597,16 @@ def test_x32_random_bits_explicit_x64_dtype_as_jax(x32):
         )
 
 
-def test_x32_one_hot_explicit_float64_warns_in_astype_as_jax(x32):
-    # (jax.nn.one_hot's last step is .astype(dtype): JAX warns "requested in astype", float32 out)
+def test_x32_one_hot_and_samplers_explicit_float64_warn_as_jax(x32):
+    # (jax.nn.one_hot's last step is .astype(dtype): JAX warns "requested in astype", float32 out;
+    # the random samplers' check names no function)
     with pytest.warns(UserWarning, match="Explicitly requested dtype float64 requested in astype"):
         out = funcgrad.nn.one_hot(np.array([1, 0]), 3, dtype=np.float64)
     assert out.dtype == np.float32 and out.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    with pytest.warns(
+        UserWarning, match="dtype float64 is not available, and will be truncated to dtype float32"
+    ):
+        assert funcgrad.random.normal(funcgrad.random.key(0), (2,), np.float64).dtype == np.float32
 
 
 def test_x32_tri_python_int_k_past_int32_overflows_as_jax(x32):
