@@ -143,7 +143,7 @@ def test_ragged_dot_matches_jax_with_gradients(sizes, dtype):
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=tol, atol=tol)
     loss = lambda L, R: (lax.ragged_dot(L, R, gs) ** 2).sum()  # noqa: E731
     jloss = lambda L, R: (jlax.ragged_dot(L, R, gs) ** 2).sum()  # noqa: E731
-    for a, b in zip(funcgrad.grad(loss, (0, 1))(lhs, rhs), jax.grad(jloss, (0, 1))(lhs, rhs)):
+    for a, b in zip(funcgrad.grad(loss, (0, 1))(lhs, rhs), jax.jit(jax.grad(jloss, (0, 1)))(lhs, rhs)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol * 10, atol=tol * 10)
     np.testing.assert_allclose(
         np.asarray(funcgrad.jit(lax.ragged_dot)(lhs, rhs, gs)), np.asarray(ours), rtol=tol, atol=tol
@@ -210,7 +210,7 @@ def test_ragged_dot_general_matches_jax(case):
     # (jax's own grad rule lacks the rhs of the contracting mode; its reference composition has it)
     loss = lambda a, b: (lax.ragged_dot_general(a, b, gs, ours_dn) ** 2).sum()  # noqa: E731
     jloss = lambda a, b: (_ragged_dot_general_impl(a, b, gs, theirs_dn) ** 2).sum()  # noqa: E731
-    for a, b in zip(funcgrad.grad(loss, (0, 1))(lhs, rhs), jax.grad(jloss, (0, 1))(lhs, rhs)):
+    for a, b in zip(funcgrad.grad(loss, (0, 1))(lhs, rhs), jax.jit(jax.grad(jloss, (0, 1)))(lhs, rhs)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-10)
     batched = funcgrad.vmap(lambda a: lax.ragged_dot_general(a, rhs, gs, ours_dn))(np.stack([lhs, 2 * lhs]))
     np.testing.assert_allclose(np.asarray(batched[1]), 2 * np.asarray(theirs), rtol=1e-12, atol=1e-12)
