@@ -35,6 +35,7 @@ from funcgrad.nn._helpers import (
     _inexact,
     _inexact_formula,
     _inexact_int_formula,
+    _logistic_operand,
     _no_complex_clip,
 )
 from funcgrad.nn._normalizations import log_softmax, logsumexp, softmax, standardize
@@ -227,7 +228,7 @@ def glu(x, axis: int = -1):
     >>> glu(np.array([1.0, 0.0])).item()
     0.5
     """
-    x = _inexact(x)
+    x = _logistic_operand(x)
     axis = normalize_axis(axis, x.ndim)
     n = x.shape[axis]
     if n % 2:
@@ -247,7 +248,7 @@ def sigmoid(x):
     >>> sigmoid(np.array([-1000.0, 0.0, 1000.0])).tolist()
     [0.0, 0.5, 1.0]
     """
-    return ew.logistic_p.bind(_inexact(x))
+    return ew.logistic_p.bind(_logistic_operand(x))
 
 
 @jitted_eagerly
@@ -290,7 +291,7 @@ def silu(x):
     >>> silu(np.array([0.0, 1000.0])).tolist()
     [0.0, 1000.0]
     """
-    x = _inexact(x)
+    x = _logistic_operand(x)
     return ew.mul_p.bind(x, ew.logistic_p.bind(x))
 
 

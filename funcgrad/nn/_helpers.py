@@ -1,6 +1,7 @@
 """funcgrad.nn's shared steps of jax.nn's formulas: the promotions their first steps make
 (``_inexact``, ``_inexact_formula``, ``_inexact_int_formula``), weak constants (``_const``) and the
-refusals in JAX's words that its formulas raise on the way (``_no_bool_shift``, ``_no_complex_clip``).
+refusals in JAX's words that its formulas raise on the way (``_no_bool_shift``, ``_no_complex_clip``,
+``_logistic_operand``).
 
 Layer: surface. Imports ``funcgrad.numpy``'s ``_core`` helpers.
 """
@@ -9,12 +10,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.numpy._core import constant_like, promote_args, promote_args_inexact
+from funcgrad.numpy._core import asarray, constant_like, promote_args, promote_args_inexact
 
 
 def _inexact(x):
     (x,) = promote_args_inexact(x)
     return x
+
+
+def _logistic_operand(x):
+    """``x`` promoted as ``_inexact`` does, after JAX's refusal of an integer or boolean operand
+    (a Python int too): its sigmoid/silu/swish/glu bind ``lax.logistic``, which takes none."""
+    dtype = getattr(x, "dtype", None)
+    dtype = np.dtype(asarray(x).dtype if dtype is None else dtype)
+    if dtype.kind in "biu":
+        raise TypeError(
+            f"logistic does not accept dtype {dtype.name}. Accepted dtypes are subtypes of floating, "
+            "complexfloating."
+        )
+    return _inexact(x)
 
 
 def _no_bool_shift(x, where):

@@ -394,6 +394,15 @@ def test_softmax_of_a_boolean_array_with_a_mask_as_jax():
                 getattr(lib.nn, f)(x)
 
 
+def test_logistic_functions_refuse_integers_as_jax():
+    # (session 22's fuzzer) jax.nn's sigmoid/silu/swish/glu bind lax.logistic, which refuses integer
+    # and boolean operands (a Python int too); funcgrad promoted them to floats
+    for f in ("sigmoid", "silu", "swish", "glu"):
+        for x in (np.array([1, -2], np.int8), np.array([True, False]), 0):
+            with pytest.raises(TypeError, match="logistic does not accept dtype"):
+                getattr(funcgrad.nn, f)(np.concatenate([np.atleast_1d(x)] * 2) if f == "glu" else x)
+
+
 @pytest.mark.parametrize("algorithm", ["fast", "stable"])
 def test_standardize_algorithms_as_jax(algorithm):
     # JAX's nn_test (testStandardizeStableAlgorithm) through funcgrad.as_jax: algorithm=, and the
