@@ -48,6 +48,7 @@ from funcgrad.numpy._core import (
     check_user_dtype,
     concrete_int,
     constant,
+    constant_like,
     convert,
     is_array,
     normalize_axis,
@@ -671,7 +672,8 @@ def _triangle(m, k, lower: bool):
     n_rows, n_cols = m.shape[-2:]
     k = concrete_int(k, "the diagonal offset k")
     mask = np.tri(n_rows, n_cols, k, dtype=bool) if lower else ~np.tri(n_rows, n_cols, k - 1, dtype=bool)
-    return select(broadcast_to(constant(mask, np.bool_), m.shape), m, constant(0, m.dtype))
+    # (JAX's select(mask, m, zeros_like(m)): weak where m is)
+    return select(broadcast_to(constant(mask, np.bool_), m.shape), m, constant_like(0, m))
 
 
 @keys_by_word  # (typed PRNG keys: zero keys outside the triangle, JAX's per-word select)

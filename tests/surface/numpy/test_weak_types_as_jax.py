@@ -55,6 +55,11 @@ CASES = {
     # a weak complex's parts stay weak through atan2 (jnp.angle's docstring: 2+3j is weak)
     "angle_complex": lambda T, np: (np.angle(2 + 3j), np.angle(np.asarray(1 + 1j)), np.angle(onp.int8([1]))),
     "rint_int": lambda T, np: np.rint(2),
+    # JAX's select(mask, m, zeros_like(m)): a weak array's triangle is weak (was strong)
+    "triangle_weak_array": lambda T, np: (
+        np.triu(T.lax.broadcast(np.asarray(2.0), (2, 2))),
+        T.grad(lambda x: np.tril(x).sum())(T.lax.broadcast(np.asarray(2.0), (2, 2))),
+    ),
     "relu": lambda T, np: T.nn.relu(0.5),
     "relu6": lambda T, np: T.nn.relu6(0.5),
     "softplus": lambda T, np: T.nn.softplus(0.5),
