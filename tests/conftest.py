@@ -9,7 +9,7 @@ across folders live in ``_support/``.
 The ``ci`` profile is deterministic and bounded: derandomized examples, no deadline (2 shared
 cores), and a small example budget so the suite fits the CI time budget. It is the default
 everywhere, so that ``python -m pytest`` on a laptop runs what CI runs; ``HYPOTHESIS_PROFILE=dev``
-explores more (random draws, five times the examples).
+explores more (random draws, 60 examples).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from _oracle import cheapen_funcgrad_compiles, cheapen_jax_compiles  # noqa: E40
 settings.register_profile(
     "ci",
     derandomize=True,
-    max_examples=12,
+    max_examples=8,  # (12 until session 22: the suite ran past its 10-minute budget; ``dev`` explores)
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -62,8 +62,10 @@ ALL_OPS = ops.SURFACE + ops.op_db_ops()
 _LONG_RUN_TABLES = ops.MORE + ops.EDGES + ops.STRUCT + ops.MIX + ops.WIDE + ops.COMP + ops.MODELS
 _LONG_RUN_ONLY = {op.name for op in _LONG_RUN_TABLES + ops.PROG + ops.SHARD + ops.LAX + ops.TCOMP}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
-CI_EXAMPLES = 250
-CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
+# (250 and 100 until session 22, when the suite ran past its 10-minute budget: the campaigns run
+# outside CI, with fresh seeds, and find what CI's fixed draws would)
+CI_EXAMPLES = 160
+CI_X32_EXAMPLES = 64  # of CI_EXAMPLES, in JAX's default 32-bit mode
 
 _SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
