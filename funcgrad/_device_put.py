@@ -32,7 +32,7 @@ from funcgrad._array_placement import (
     _sharded_buffer,
     _sharding,
 )
-from funcgrad._devices import process_count
+from funcgrad._devices import incompatible_devices, process_count
 from funcgrad._memory import KINDS, Space
 from funcgrad._shardings import (
     AxisType,
@@ -447,13 +447,7 @@ def _committed_on(v, s) -> None:
     move committed data)."""
     have, want = list(v.sharding._device_assignment), list(s._device_assignment)
     if have != want:
-        ids = lambda ds: [d.id for d in ds]  # noqa: E731
-        on = f"on platform {have[0].platform.upper()}"
-        raise ValueError(
-            "Received incompatible devices for jitted computation. Got argument x of _identity_fn with "
-            f"shape {v.dtype.name}[{','.join(map(str, v.shape))}] and with device ids {ids(have)} {on} and "
-            f"explicit output sharding with device ids {ids(want)} {on}"
-        )
+        raise incompatible_devices(v, have, want, "x of _identity_fn", "explicit output sharding")
 
 
 def _eager_constraint(x, *, mesh, spec, unreduced=frozenset(), reduced=frozenset(), retype=False):

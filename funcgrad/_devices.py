@@ -126,6 +126,19 @@ def host_ids(backend: str | None = None) -> list[int]:
     return process_indices(backend)
 
 
+def incompatible_devices(x, have, want, argument: str, other: str) -> ValueError:
+    """JAX's error for a computation that would move ``x``, committed to the devices ``have``, to
+    ``want`` (in that order), which ``other`` asks for: committed data is not moved implicitly.
+    ``argument`` names ``x`` as JAX's message does (``"x of _identity_fn"``)."""
+    ids = [d.id for d in have], [d.id for d in want]
+    on = f"on platform {have[0].platform.upper()}"
+    return ValueError(
+        f"Received incompatible devices for jitted computation. Got argument {argument} with shape "
+        f"{x.dtype.name}[{','.join(map(str, x.shape))}] and with device ids {ids[0]} {on} and {other} "
+        f"with device ids {ids[1]} {on}"
+    )
+
+
 def __getattr__(name: str):
     # ``Device`` is jaxlib's class: looked up on first use, so ``import funcgrad`` loads no jaxlib.
     if name == "Device":

@@ -416,12 +416,8 @@ def _check_same_devices(x, device) -> None:
     want = list(device._device_assignment) if isinstance(device, Sharding) else [device]
     have = list(x.sharding._device_assignment)
     if set(want) != set(have):
-        ids = lambda ds: [d.id for d in ds]  # noqa: E731
-        on = f"on platform {have[0].platform.upper()}"
-        raise ValueError(
-            "Received incompatible devices for jitted computation. Got argument args[0] of "
-            f"convert_element_type with shape {x.dtype.name}[{','.join(map(str, x.shape))}] and with "
-            f"device ids {ids(have)} {on} and sharding_constraint inside jit with device ids {ids(want)} {on}"
+        raise _devices.incompatible_devices(
+            x, have, want, "args[0] of convert_element_type", "sharding_constraint inside jit"
         )
 
 
