@@ -133,6 +133,28 @@ def complex_extremum(x, y, *, for_max: bool):
     return np.where(pick, x, y)
 
 
+def complex_extremum_fold(flat, initial, *, for_max: bool):
+    """``complex_extremum`` folded along the last axis of ``flat`` from ``initial`` (JAX's complex
+    max/min reduction). Without NaN parts the order is total (``0.0 == -0.0`` a tie) and the fold,
+    which keeps its accumulator only where it is strictly larger (smaller) than the next element,
+    ends on the last element that attains the lexicographic maximum (minimum): found in
+    whole-array steps. A NaN part makes a comparison false only where the comparison reaches it
+    (the imaginary parts of equal real parts, or a NaN real part), so then the fold runs element
+    by element."""
+    y = np.concatenate([np.full((*flat.shape[:-1], 1), initial, flat.dtype), flat], axis=-1)
+    if np.isnan(y).any():
+        acc = y[..., 0]
+        for k in range(1, y.shape[-1]):
+            acc = complex_extremum(acc, y[..., k], for_max=for_max)
+        return acc
+    best = np.max if for_max else np.min
+    attains = y.real == best(y.real, axis=-1, keepdims=True)
+    imag = best(np.where(attains, y.imag, -np.inf if for_max else np.inf), axis=-1, keepdims=True)
+    attains &= y.imag == imag
+    last = y.shape[-1] - 1 - np.argmax(attains[..., ::-1], -1)
+    return np.take_along_axis(y, last[..., None], -1)[..., 0]
+
+
 def xla_zero_of_extremum(out, x, seen, *, for_max: bool):
     """A max (``for_max``) or min reduction or scan ``out`` with XLA's zero: where it is a zero,
     +0 for a max that saw a +0 (``seen(zeros)``: whether the operand's ``zeros`` of the other sign,

@@ -36,7 +36,7 @@ from funcgrad.primitives._rules import (
     JET_OF_SUBPROGRAM,
     aval_of,
     checked_impl,
-    complex_extremum,
+    complex_extremum_fold,
     reduction_batch,
     xla_zero_of_extremum,
 )
@@ -218,10 +218,7 @@ def _reduce_impl(np_fn, identity, for_max):
         if x.dtype.kind == "c":  # (JAX's reduction: its complex max/min folded from the identity)
             rest = [i for i in range(x.ndim) if i not in axes]
             flat = np.transpose(x, rest + list(axes)).reshape(*(x.shape[i] for i in rest), -1)
-            acc = np.full(flat.shape[:-1], identity(x.dtype), x.dtype)
-            for k in range(flat.shape[-1]):
-                acc = complex_extremum(acc, flat[..., k], for_max=for_max)
-            return acc
+            return complex_extremum_fold(flat, identity(x.dtype), for_max=for_max)
         out = np_fn(x, axis=axes)  # (NOTE: [XLA's signed zeros in max and min])
         return xla_zero_of_extremum(out, x, lambda z: np.logical_or.reduce(z, axis=axes), for_max=for_max)
 

@@ -381,6 +381,17 @@ def test_lax_complex_parts_follow_jax():
         want = np.asarray(f(jnp))
         for got in (f(fnp), funcgrad.jit(lambda f=f: f(fnp))()):
             assert np.asarray(got).tobytes() == want.tobytes()
+    # Without NaN parts the eager reductions take whole-array steps, not the element-by-element
+    # fold: the same element as XLA's reduce (ties of 0.0 and -0.0, infinities), along each axis
+    inf = np.inf
+    c = np.array(
+        [[complex(0.0, 1), complex(-0.0, 1), complex(2, -inf)], [complex(inf, 0), complex(-inf, 2), 2]]
+    )
+    assert not np.isnan(c).any()
+    for axis in (None, 0, 1):
+        for f in (fnp.max, fnp.min):
+            eager, jitted = f(c, axis=axis), funcgrad.jit(lambda v, f=f, axis=axis: f(v, axis=axis))(c)
+            assert np.asarray(eager).tobytes() == np.asarray(jitted).tobytes(), (f, axis)
 
 
 # ----------------------------------------------------------------------------------------------
