@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 from funcgrad import xla_bridge
+from funcgrad.xla_bridge.committed import incompatible_devices_message
 
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = (
@@ -130,12 +131,12 @@ def incompatible_devices(x, have, want, argument: str, other: str) -> ValueError
     """JAX's error for a computation that would move ``x``, committed to the devices ``have``, to
     ``want`` (in that order), which ``other`` asks for: committed data is not moved implicitly.
     ``argument`` names ``x`` as JAX's message does (``"x of _identity_fn"``)."""
-    ids = [d.id for d in have], [d.id for d in want]
-    on = f"on platform {have[0].platform.upper()}"
+    shape, platform = f"{x.dtype.name}[{','.join(map(str, x.shape))}]", have[0].platform
     return ValueError(
-        f"Received incompatible devices for jitted computation. Got argument {argument} with shape "
-        f"{x.dtype.name}[{','.join(map(str, x.shape))}] and with device ids {ids[0]} {on} and {other} "
-        f"with device ids {ids[1]} {on}"
+        incompatible_devices_message(
+            (f"argument {argument} with shape {shape} and", [d.id for d in have], platform),
+            (other, [d.id for d in want], platform),
+        )
     )
 
 

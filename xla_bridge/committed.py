@@ -31,7 +31,29 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import backward_dependencies
 
-__all__ = ["IncompatibleDevices", "commit", "committed_devices", "memory_kind", "read_inputs"]
+__all__ = [
+    "IncompatibleDevices",
+    "commit",
+    "committed_devices",
+    "incompatible_devices_message",
+    "memory_kind",
+    "read_inputs",
+]
+
+
+def incompatible_devices_message(*parts) -> str:
+    """JAX's message for a computation whose values sit on different devices, from ``(what, device
+    ids, platform)`` parts: ``what`` names a value as JAX's message does ("argument x of f with
+    shape f32[8] and", "sharding_constraint inside jit", "jit's context mesh").
+
+    >>> message = incompatible_devices_message(("ARG_SHARDING", [0], "cpu"), ("the mesh", [1], "cpu"))
+    >>> message.split(". Got ")[1].split(" and ")
+    ['ARG_SHARDING with device ids [0] on platform CPU', 'the mesh with device ids [1] on platform CPU']
+    """
+    described = [
+        f"{what} with device ids {list(ids)} on platform {platform.upper()}" for what, ids, platform in parts
+    ]
+    return "Received incompatible devices for jitted computation. Got " + " and ".join(described)
 
 
 class IncompatibleDevices(ValueError):
@@ -49,19 +71,13 @@ class IncompatibleDevices(ValueError):
         parts = []
         for label, (shape, ids, platform) in zip(labels, self.infos):
             if shape is None:  # (``second`` is None: the mesh set, NOTE: [placement in context])
-                parts.append(f"jit's context mesh with device ids {list(ids)} on platform {platform.upper()}")
-                continue
-            if label is None:  # (a mesh inside the program: a sharding constraint's, JAX's words)
-                parts.append(
-                    f"sharding_constraint inside jit with device ids {list(ids)} "
-                    f"on platform {platform.upper()}"
-                )
-                continue
-            parts.append(
-                f"argument {label} of {self.fun} with shape {shape} and with device ids {list(ids)} "
-                f"on platform {platform.upper()}"
-            )
-        return "Received incompatible devices for jitted computation. Got " + " and ".join(parts)
+                what = "jit's context mesh"
+            elif label is None:  # (a mesh inside the program: a sharding constraint's, JAX's words)
+                what = "sharding_constraint inside jit"
+            else:
+                what = f"argument {label} of {self.fun} with shape {shape} and"
+            parts.append((what, ids, platform))
+        return incompatible_devices_message(*parts)
 
     def worded(self, names=None, fun: str | None = None) -> ValueError:
         """The error to raise: JAX's ``ValueError`` (this class is the bridge's own, caught to be

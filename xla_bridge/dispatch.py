@@ -58,6 +58,7 @@ from funcgrad.primitives.sharding import meshes_in
 from funcgrad.xla_bridge.committed import (
     IncompatibleDevices,
     committed_devices,
+    incompatible_devices_message,
     memory_kind,
     read_inputs,
 )
@@ -487,13 +488,13 @@ class Dispatcher(_HotCall):
         read = self._read_flags(staged, flat)
         for mesh in meshes_in(staged.closed) if self._device is not None else ():
             if set(mesh._flat) != {self._device}:  # (JAX's words: jit(device=) is its arguments' sharding)
-                ids = lambda ds: [d.id for d in ds]  # noqa: E731
-                on = f"on platform {self._device.platform.upper()}"
+                platform = self._device.platform
                 what = "ARG_SHARDING" if flat else "explicit output sharding"
                 raise ValueError(
-                    f"Received incompatible devices for jitted computation. Got {what} with device ids "
-                    f"{ids([self._device])} {on} and sharding_constraint inside jit with device ids "
-                    f"{ids(mesh._flat)} {on}"
+                    incompatible_devices_message(
+                        (what, [self._device.id], platform),
+                        ("sharding_constraint inside jit", [d.id for d in mesh._flat], platform),
+                    )
                 )
         if staged.spmd or needs_spmd(staged.closed, flat if read is None else _kept(flat, read)):
             # NOTE: [SPMD call route]

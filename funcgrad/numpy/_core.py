@@ -150,8 +150,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     >>> asarray(2.0)
     Array(2., dtype=float64, weak_type=True)
     """
-    if order is not None and order != "K":  # (JAX's type and words; NumPy's layouts have no meaning here)
-        raise NotImplementedError("Only implemented for order='K'")
+    _check_order(order)
     if isinstance(a, ExtendedArray):  # typed PRNG keys are arrays already (ExtendedArray)
         if dtype is None or dtype == a.dtype:
             return a
@@ -221,6 +220,12 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if _dt.x64_enabled or (dtype is not None and _dt.explicit_x64_allowed):  # NOTE: [x64 mode]
         return Array(value)  # (64-bit types on, or one asked for under jax_explicit_x64_dtypes='allow')
     return Array(_dt.canonical_value(value))
+
+
+def _check_order(order) -> None:
+    # (JAX's type and words for array/asarray's order=: NumPy's layouts have no meaning here)
+    if order is not None and order != "K":
+        raise NotImplementedError("Only implemented for order='K'")
 
 
 def _list_dtype(a):
@@ -347,8 +352,7 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin: int = 0, devic
             DeprecationWarning,
             stacklevel=2,
         )
-    if order is not None and order != "K":  # (JAX's type and words)
-        raise NotImplementedError("Only implemented for order='K'")
+    _check_order(order)
     if isinstance(object, ExtendedArray) and dtype is not None and dtype == object.dtype:
         dtype = None  # typed PRNG keys to their own key dtype: themselves (JAX's)
     dtype = None if dtype is None else check_user_dtype(dtype, "array")
